@@ -1,0 +1,1 @@
+"""The ``oloproof`` command line."""

@@ -1,0 +1,53 @@
+"""Helpers shared by the commands: store selection, JSON output, Prefect quieting."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from oloproof._exceptions import UsageError
+
+__all__ = ["emit_json", "open_store", "quiet_prefect"]
+
+
+def quiet_prefect() -> None:
+    """Keep Prefect's console logging to warnings; logs still reach the Prefect API.
+
+    Must run before Prefect is imported. Users override it with the usual
+    ``PREFECT_LOGGING_*`` variables.
+    """
+    for name in (
+        "PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL",
+        "PREFECT_LOGGING_HANDLERS_CONSOLE_FLOW_RUNS_LEVEL",
+        "PREFECT_LOGGING_HANDLERS_CONSOLE_TASK_RUNS_LEVEL",
+    ):
+        os.environ.setdefault(name, "WARNING")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+
+
+def open_store(results: str | None, project: str | None) -> Any:
+    """The store named by ``--results``, ``$OLOPROOF_RESULTS`` or a project's ``results``."""
+    from oloproof.config import CONFIG_NAME, load_project
+    from oloproof.store import ResultsStore
+
+    url = results or os.environ.get("OLOPROOF_RESULTS")
+    options: dict[str, Any] = {}
+    if url is None:
+        directory = Path(project or ".")
+        if not (directory / CONFIG_NAME).is_file() and not directory.suffix in {".yaml", ".yml"}:
+            raise UsageError(
+                f"no results store: pass --results URL or --project DIR (no {CONFIG_NAME} in {directory})"
+            )
+        loaded = load_project(directory)
+        url, options = loaded.results_url, loaded.config.storage_options
+    return ResultsStore(url, options)
+
+
+def emit_json(value: Any) -> None:
+    """Print ``value`` as JSON on stdout."""
+    json.dump(value, sys.stdout, indent=2, sort_keys=True, default=str, ensure_ascii=False)
+    sys.stdout.write("\n")

@@ -1,0 +1,45 @@
+"""A live progress bar on a terminal (stderr), fed by the tasks' progress hooks."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = ["progress_bar"]
+
+_LABELS = {"execute": "cached", "retrieve": "retrieve", "assemble": "assemble", "generate": "generate", "judge": "judge"}
+
+
+@contextmanager
+def progress_bar(total_cases: int, stages: list[str]) -> Iterator[None]:
+    """Show one bar per stage while the block runs, when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from oloproof.tasks import add_progress_hook, remove_progress_hook
+
+    progress = Progress(
+        TextColumn("{task.description:>10}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=Console(file=sys.stderr), transient=True,
+    )
+    bars: dict[str, Any] = {stage: progress.add_task(_LABELS.get(stage, stage), total=None) for stage in stages}
+    lock = threading.Lock()
+
+    def hook(stage: str, count: int) -> None:
+        with lock:
+            if stage in bars:
+                progress.advance(bars[stage], count)
+
+    add_progress_hook(hook)
+    progress.start()
+    try:
+        yield
+    finally:
+        remove_progress_hook(hook)
+        progress.stop()

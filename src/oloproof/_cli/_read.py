@@ -1,0 +1,75 @@
+"""``oloproof runs``, ``show`` and ``query``: reading the store back."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from oloproof._cli._common import emit_json, open_store
+from oloproof._exceptions import NotFoundError
+
+__all__ = ["load_run", "query_command", "runs_command", "show_command"]
+
+
+def load_run(store: Any, run_id: str) -> dict[str, Any]:
+    """A complete run's manifest and metrics, as ``oloproof run`` returned them."""
+    from oloproof.store import run_manifest, run_table
+
+    if not store.exists(run_manifest(run_id)):
+        raise NotFoundError(f"no complete run {run_id!r} in the store", path=store.url)
+    manifest = store.read_json(run_manifest(run_id))
+    metrics = store.read_table(run_table(run_id, "metrics"))
+    return {**manifest, "metrics": metrics}
+
+
+def runs_command(args: argparse.Namespace) -> int:
+    store = open_store(args.results, args.project)
+    columns, rows = store.query(
+        "SELECT run_id, created_at, system_name, system_version, index_version, dataset "
+        "FROM runs ORDER BY run_id"
+    )
+    if args.json:
+        emit_json([dict(zip(columns, row)) for row in rows])
+        return 0
+    for row in rows:
+        record = dict(zip(columns, row))
+        print(
+            f"{record['run_id']}  {record['created_at']}  {record['system_name']} "
+            f"{record['system_version']}  index {record['index_version']}"
+        )
+    return 0
+
+
+def show_command(args: argparse.Namespace) -> int:
+    from oloproof.report import render_run
+
+    store = open_store(args.results, args.project)
+    report = load_run(store, args.run_id)
+    if args.json:
+        emit_json(report)
+    else:
+        print("\n".join(render_run(report)))
+    return 0
+
+
+def query_command(args: argparse.Namespace) -> int:
+    store = open_store(args.results, args.project)
+    params = [_parse_param(value) for value in args.params] or None
+    columns, rows = store.query(args.sql, params)
+    if args.json:
+        emit_json([dict(zip(columns, row)) for row in rows])
+        return 0
+    print("\t".join(columns))
+    for row in rows:
+        print("\t".join("" if value is None else str(value) for value in row))
+    return 0
+
+
+def _parse_param(text: str) -> Any:
+    # Numbers and booleans bind as such; everything else as text.
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return value if isinstance(value, int | float | bool) else text

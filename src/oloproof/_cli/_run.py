@@ -1,0 +1,44 @@
+"""``oloproof run``."""
+
+from __future__ import annotations
+
+import argparse
+
+from oloproof._cli._common import emit_json, quiet_prefect
+from oloproof._cli._progress import progress_bar
+
+__all__ = ["run_command"]
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Validate the project, run the flow, print the report."""
+    quiet_prefect()
+    from oloproof._ids import new_run_id
+    from oloproof.tasks import RunContext, prepare_environment, register_environment, release_environment
+
+    overrides = list(args.overrides)
+    if args.results:
+        overrides.append(f"results={args.results}")
+    context = RunContext(run_id=new_run_id(), project_dir=args.project_dir, overrides=tuple(overrides))
+    # Everything is validated before the flow starts, so bad input writes nothing.
+    env = prepare_environment(context)
+    try:
+        env.store.check_writable()
+    except BaseException:
+        env.executor.close()
+        raise
+    register_environment(env)
+    from oloproof.flows import evaluate
+    from oloproof.report import render_run
+
+    stages = ["execute", "retrieve", "generate", "judge"] if env.system.config.kind == "rag" else ["execute", "generate", "judge"]
+    try:
+        with progress_bar(len(env.cases), stages):
+            report = evaluate(project=args.project_dir, overrides=overrides, run_id=context.run_id)
+    finally:
+        release_environment(context.run_id)
+    if args.json:
+        emit_json(report)
+    else:
+        print("\n".join(render_run(report)))
+    return 0

@@ -1,0 +1,92 @@
+"""``oloproof``: the thin command line over the flows and the store.
+
+Commands import their machinery lazily, so ``oloproof --help`` never imports
+Prefect. Every `OloproofError` is printed as one line, without a traceback.
+
+Exit codes: 0 success (and ``Gate: PASS``), 2 bad input or usage, 3 ``Gate: BLOCK``,
+1 anything unexpected.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from oloproof._exceptions import OloproofError
+
+__all__ = ["build_parser", "main"]
+
+EXIT_INPUT = 2
+
+
+def _add_store_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--results", metavar="URL", help="results store URL (default: the project's)")
+    parser.add_argument("--project", metavar="DIR", default=None, help="project folder whose store to read (default: .)")
+    parser.add_argument("--json", action="store_true", help="print JSON for machines")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command."""
+    parser = argparse.ArgumentParser(
+        prog="oloproof",
+        description="Staged RAG evaluation on Prefect: per-stage metrics with honest intervals, "
+        "failure diagnosis by controlled re-execution, paired comparison and release gates.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = commands.add_parser("run", help="evaluate a project and record the run")
+    run.add_argument("project_dir", nargs="?", default=".", metavar="PROJECT_DIR")
+    run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                     help="override a setting, e.g. --set system.rag.token_budget=120 (repeatable)")
+    run.add_argument("--results", metavar="URL", help="results store URL (overrides the project's)")
+    run.add_argument("--json", action="store_true", help="print the run as JSON")
+
+    runs = commands.add_parser("runs", help="list the complete runs in a store")
+    _add_store_options(runs)
+
+    show = commands.add_parser("show", help="print a recorded run's report")
+    show.add_argument("run_id", metavar="RUN_ID")
+    _add_store_options(show)
+
+    query = commands.add_parser(
+        "query", help="run SQL over the store's DuckDB views",
+        description="Views: runs, cases, retrievals, generations, judgments, metrics, "
+        "diagnoses, diagnosis_labels, comparisons, decisions. Values go in with --param (bound as $1, $2, ...).",
+    )
+    query.add_argument("sql", metavar="SQL")
+    query.add_argument("--param", dest="params", action="append", default=[], metavar="VALUE",
+                       help="a bound parameter ($1, $2, ... in order; repeatable)")
+    _add_store_options(query)
+    return parser
+
+
+def _handler(command: str) -> Callable[[argparse.Namespace], int]:
+    if command == "run":
+        from oloproof._cli._run import run_command
+
+        return run_command
+    from oloproof._cli import _read
+
+    return {"runs": _read.runs_command, "show": _read.show_command, "query": _read.query_command}[command]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_INPUT
+    try:
+        return _handler(args.command)(args)
+    except OloproofError as error:
+        print(f"oloproof: error: {error}", file=sys.stderr)
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        print("oloproof: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

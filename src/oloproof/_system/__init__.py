@@ -1,0 +1,1 @@
+"""User-facing system API: passages, retrievals and the system decorators."""

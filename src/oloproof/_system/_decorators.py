@@ -1,0 +1,118 @@
+"""The ``@rag_system`` and ``@system`` decorators.
+
+They only attach declared settings to the user's object; nothing runs at import
+time, and ``oloproof.yaml`` may override every setting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["DECLARATION_ATTRIBUTE", "SystemDeclaration", "rag_system", "system"]
+
+DECLARATION_ATTRIBUTE = "__oloproof_system__"
+
+T = TypeVar("T")
+
+
+class SystemDeclaration(BaseModel):
+    """Settings declared in code by a decorator; ``None`` means not declared."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: str
+    """``rag`` for a class with ``retrieve``/``generate``, ``plain`` for a function."""
+
+    name: str | None = None
+    """The system's name, part of every stage identity."""
+
+    version: str | None = None
+    """The system's version: part of generation identity, never of retrieval identity."""
+
+    depth: int | None = Field(default=None, ge=1)
+    """How many candidates ``retrieve`` is asked for."""
+
+    top_k: int | None = Field(default=None, ge=1)
+    """How many of the first candidates are offered to the context."""
+
+    token_budget: int | None = Field(default=None, ge=1)
+    """The most tokens (by ``count_tokens``) the assembled context may hold."""
+
+    index_version: str | None = None
+    """The version of the index the retriever reads; part of retrieval identity."""
+
+    retriever_version: str | None = None
+    """An optional version of the retriever code; part of retrieval identity."""
+
+
+def rag_system(
+    name: str | None = None,
+    version: str | None = None,
+    depth: int | None = None,
+    top_k: int | None = None,
+    token_budget: int | None = None,
+    index_version: str | None = None,
+    retriever_version: str | None = None,
+) -> Callable[[type[T]], type[T]]:
+    """Declare a class as a staged RAG system.
+
+    The class must define ``retrieve(input, depth) -> Retrieval`` and
+    ``generate(input, context) -> output``; with a token budget also
+    ``count_tokens(passage) -> int``. Methods may be ``async def``.
+
+    Args:
+        name: The system's name.
+        version: The system's version (generation identity).
+        depth: How many candidates to retrieve.
+        top_k: How many of the first candidates may enter the context.
+        token_budget: The most tokens the context may hold, or ``None``.
+        index_version: The version of the index (retrieval identity).
+        retriever_version: An optional version of the retriever code.
+
+    Returns:
+        A class decorator that records the settings and returns the class unchanged.
+    """
+    declaration = SystemDeclaration(
+        kind="rag",
+        name=name,
+        version=version,
+        depth=depth,
+        top_k=top_k,
+        token_budget=token_budget,
+        index_version=index_version,
+        retriever_version=retriever_version,
+    )
+
+    def decorate(cls: type[T]) -> type[T]:
+        if not isinstance(cls, type):
+            raise TypeError("@rag_system decorates a class with retrieve() and generate()")
+        setattr(cls, DECLARATION_ATTRIBUTE, declaration)
+        return cls
+
+    return decorate
+
+
+def system(
+    name: str | None = None, version: str | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare a plain function ``input -> output`` (sync or async) as a system.
+
+    Args:
+        name: The system's name.
+        version: The system's version.
+
+    Returns:
+        A decorator that records the settings and returns the function unchanged.
+    """
+    declaration = SystemDeclaration(kind="plain", name=name, version=version)
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        if not callable(fn):
+            raise TypeError("@system decorates a function input -> output")
+        setattr(fn, DECLARATION_ATTRIBUTE, declaration)
+        return fn
+
+    return decorate

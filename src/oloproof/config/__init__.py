@@ -1,0 +1,16 @@
+"""Project configuration: ``oloproof.yaml`` and its overrides."""
+
+from oloproof.config._load import CONFIG_NAME, Project, apply_overrides, load_project, parse_override
+from oloproof.config._project import ProjectConfig, RagSettings, SystemSettings, TaskRunnerSettings
+
+__all__ = [
+    "CONFIG_NAME",
+    "Project",
+    "ProjectConfig",
+    "RagSettings",
+    "SystemSettings",
+    "TaskRunnerSettings",
+    "apply_overrides",
+    "load_project",
+    "parse_override",
+]

@@ -1,0 +1,163 @@
+"""Load ``oloproof.yaml``, apply ``--set`` overrides and validate.
+
+Every error names the file (or ``--set``), the line and the dotted field.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from oloproof._exceptions import ConfigError
+from oloproof.config._project import ProjectConfig
+from oloproof.config._yaml import load_yaml_with_lines, locate
+
+__all__ = ["CONFIG_NAME", "Project", "apply_overrides", "load_project", "parse_override"]
+
+CONFIG_NAME = "oloproof.yaml"
+
+
+@dataclass(frozen=True)
+class Project:
+    """A validated project: its folder, its configuration and where each value came from."""
+
+    directory: Path
+    config_path: Path
+    config: ProjectConfig
+    lines: dict[tuple[str | int, ...], int] = field(default_factory=dict, repr=False)
+    overridden: frozenset[str] = frozenset()
+
+    @property
+    def results_url(self) -> str:
+        """The results store URL, absolute for local paths."""
+        raw = self.config.results or ".oloproof/results"
+        if "://" in raw:
+            return raw
+        return str((self.directory / raw).resolve())
+
+    @property
+    def dataset_url(self) -> str:
+        """The cases file, absolute for local paths."""
+        raw = self.config.dataset
+        if "://" in raw:
+            return raw
+        return str((self.directory / raw).resolve())
+
+    def error(self, message: str, location: tuple[str | int, ...]) -> ConfigError:
+        """Build a ConfigError pointing at ``location`` in the file or at ``--set``."""
+        dotted = ".".join(str(part) for part in location)
+        if any(dotted == key or dotted.startswith(key + ".") for key in self.overridden):
+            return ConfigError(message, path="--set", field=dotted)
+        return ConfigError(
+            message, path=str(self.config_path), line=locate(self.lines, location), field=dotted
+        )
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """Split ``key.path=value`` into the key path and a YAML-typed value.
+
+    Raises:
+        ConfigError: The override has no ``=`` or an empty key.
+    """
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key or any(not part for part in key.split(".")):
+        raise ConfigError(
+            f"invalid override {text!r}: expected key.path=value", path="--set", field=key or None
+        )
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else None
+    except yaml.YAMLError:
+        value = raw
+    return key.split("."), value
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> tuple[dict[str, Any], set[str]]:
+    """Return a copy of ``data`` with each ``key.path=value`` override applied."""
+    result: dict[str, Any] = _deep_copy(data)
+    touched: set[str] = set()
+    for text in overrides:
+        keys, value = parse_override(text)
+        node = result
+        for depth, key in enumerate(keys[:-1]):
+            child = node.get(key)
+            if child is None:
+                child = node[key] = {}
+            if not isinstance(child, dict):
+                raise ConfigError(
+                    f"cannot set {'.'.join(keys)}: {'.'.join(keys[: depth + 1])} is not a mapping",
+                    path="--set",
+                    field=".".join(keys),
+                )
+            node = child
+        node[keys[-1]] = value
+        touched.add(".".join(keys))
+    return result, touched
+
+
+def _deep_copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _deep_copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_deep_copy(item) for item in value]
+    return value
+
+
+def load_project(directory: str | os.PathLike[str], overrides: list[str] | None = None) -> Project:
+    """Read and validate ``<directory>/oloproof.yaml`` with ``--set`` overrides applied.
+
+    Args:
+        directory: The project folder, or the path of an ``oloproof.yaml`` file.
+        overrides: ``key.path=value`` strings, applied after the file.
+
+    Returns:
+        The validated project.
+
+    Raises:
+        ConfigError: The file is missing or invalid, or an override is.
+    """
+    target = Path(directory).expanduser()
+    config_path = target if target.suffix in {".yaml", ".yml"} else target / CONFIG_NAME
+    if not config_path.is_file():
+        raise ConfigError(f"no {CONFIG_NAME} found (expected a project folder)", path=str(config_path))
+    text = config_path.read_text(encoding="utf-8")
+    data, lines = load_yaml_with_lines(text, path=str(config_path))
+    if not isinstance(data, dict):
+        raise ConfigError("expected a mapping at the top level", path=str(config_path), line=1)
+    data, touched = apply_overrides(data, list(overrides or []))
+    project = Project(
+        directory=config_path.parent.resolve(),
+        config_path=config_path,
+        config=ProjectConfig.model_construct(),
+        lines=lines,
+        overridden=frozenset(touched),
+    )
+    try:
+        config = ProjectConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        location = tuple(first["loc"])
+        raise project.error(_describe(first), location) from None
+    return Project(
+        directory=project.directory,
+        config_path=config_path,
+        config=config,
+        lines=lines,
+        overridden=project.overridden,
+    )
+
+
+def _describe(error: dict[str, Any]) -> str:
+    kind = error.get("type", "")
+    if kind == "missing":
+        return "required field is missing"
+    if kind == "extra_forbidden":
+        return "unknown field"
+    message = str(error.get("msg", "invalid value"))
+    message = message.removeprefix("Value error, ")
+    return f"{message} (got {error.get('input')!r})" if "input" in error and kind != "value_error" else message

@@ -1,0 +1,87 @@
+"""The case model: one line of a JSONL cases file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = ["Case", "Expected", "GoldPassage", "RelevantUnit"]
+
+
+class RelevantUnit(BaseModel):
+    """A labelled relevant document (or chunk) for a case."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    doc_id: str
+    """The relevant document."""
+
+    chunk_id: str | None = None
+    """The relevant chunk, counted as its own unit under ``relevance_unit: chunk``."""
+
+    grade: float = Field(default=1.0, ge=0)
+    """Graded relevance (linear gain in nDCG); 0 marks a judged non-relevant unit."""
+
+    @field_validator("doc_id", "chunk_id", mode="before")
+    @classmethod
+    def _ids(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+class GoldPassage(BaseModel):
+    """A passage that answers the case, substituted for the context by diagnosis."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    doc_id: str
+    """The document the gold passage comes from."""
+
+    text: str
+    """The passage text."""
+
+    chunk_id: str | None = None
+    """The chunk, if the corpus is chunked."""
+
+    @field_validator("doc_id", "chunk_id", mode="before")
+    @classmethod
+    def _ids(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+class Expected(BaseModel):
+    """What a case expects. Unknown keys are kept for custom evaluators."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    answer: Any = None
+    """The reference answer read by answer evaluators."""
+
+    relevant: list[RelevantUnit] | None = None
+    """Relevance labels; without them a case is excluded from retrieval metrics."""
+
+    gold_context: list[GoldPassage] | None = None
+    """The passages that answer the case; without them a failure cannot be diagnosed."""
+
+
+class Case(BaseModel):
+    """One evaluation case."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1)
+    """Unique id within the dataset; runs pair cases by it."""
+
+    input: Any
+    """What the system receives."""
+
+    expected: Expected = Field(default_factory=Expected)
+    """What a correct run produces."""
+
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Free-form fields, usable as ``metadata.<field>`` slices."""
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value

@@ -1,0 +1,101 @@
+"""Read a JSONL cases file from a path or any fsspec URL, validating every line."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import fsspec
+from pydantic import ValidationError
+
+from oloproof._exceptions import DatasetError
+from oloproof.dataset._case import Case
+
+__all__ = ["Dataset", "load_cases"]
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """The validated cases of one file, with the file's content hash."""
+
+    url: str
+    sha256: str
+    cases: tuple[Case, ...]
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+
+def load_cases(url: str, storage_options: dict[str, Any] | None = None) -> Dataset:
+    """Load and validate a JSONL cases file.
+
+    Blank lines are skipped. Every problem names the file, line and field.
+
+    Args:
+        url: A local path or an fsspec URL.
+        storage_options: fsspec options for remote URLs.
+
+    Returns:
+        The dataset.
+
+    Raises:
+        DatasetError: The file cannot be read, a line is not valid JSON or not a
+            valid case, an id repeats, or the file holds no cases.
+    """
+    try:
+        with fsspec.open(url, "rb", **(storage_options or {})) as handle:
+            raw = handle.read()
+    except FileNotFoundError:
+        raise DatasetError("cases file not found", path=url) from None
+    except OSError as exc:
+        raise DatasetError(f"cannot read cases file: {exc}", path=url) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"not UTF-8 text ({exc.reason})", path=url) from None
+    cases: list[Case] = []
+    first_line: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        case = _parse_line(line, url=url, number=number)
+        if case.id in first_line:
+            raise DatasetError(
+                f"duplicate id {case.id!r} (first on line {first_line[case.id]})",
+                path=url,
+                line=number,
+                field="id",
+            )
+        first_line[case.id] = number
+        cases.append(case)
+    if not cases:
+        raise DatasetError("the dataset holds no cases", path=url)
+    return Dataset(url=url, sha256=hashlib.sha256(raw).hexdigest(), cases=tuple(cases))
+
+
+def _parse_line(line: str, *, url: str, number: int) -> Case:
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(
+            f"invalid JSON: {exc.msg} at column {exc.colno}", path=url, line=number
+        ) from None
+    if not isinstance(data, dict):
+        raise DatasetError(
+            f"expected a JSON object, got {type(data).__name__}", path=url, line=number
+        )
+    try:
+        return Case.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in error["loc"]) or None
+        kind = error.get("type", "")
+        if kind == "missing":
+            message = "required field is missing"
+        elif kind == "extra_forbidden":
+            message = "unknown field (expected id, input, expected, metadata)"
+        else:
+            message = f"{error['msg']} (got {json.dumps(error.get('input'))[:60]})"
+        raise DatasetError(message, path=url, line=number, field=field) from None

@@ -1,0 +1,78 @@
+"""Validate ``evaluators:`` entries into evaluator instances."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from oloproof._exceptions import ConfigError, EvaluatorConfigError
+from oloproof.evaluators._base import Evaluator, registered_evaluators
+
+__all__ = ["build_evaluators"]
+
+
+def build_evaluators(
+    entries: list[dict[str, Any]],
+    *,
+    rag: bool,
+    error: Any = None,
+) -> list[Evaluator]:
+    """Build evaluators from ``oloproof.yaml`` entries.
+
+    Args:
+        entries: The raw ``evaluators:`` list.
+        rag: Whether the system is a staged RAG system (retrieval evaluators need one).
+        error: ``Project.error``-like callable ``(message, location) -> ConfigError``
+            that points errors at a file and line.
+
+    Returns:
+        One evaluator per entry, in order.
+
+    Raises:
+        EvaluatorConfigError: An unknown type, an invalid option, a retrieval
+            evaluator on a plain system, or two entries with one criterion.
+    """
+
+    def fail(message: str, location: tuple[str | int, ...]) -> ConfigError:
+        if error is None:
+            return EvaluatorConfigError(message, field=".".join(map(str, location)))
+        base = error(message, location)
+        return EvaluatorConfigError(base.message, path=base.path, line=base.line, field=base.field)
+
+    registry = registered_evaluators()
+    built: list[Evaluator] = []
+    seen: dict[str, int] = {}
+    for index, entry in enumerate(entries):
+        where: tuple[str | int, ...] = ("evaluators", index)
+        if not isinstance(entry, dict):
+            raise fail("expected a mapping with a 'type'", where)
+        kind = entry.get("type")
+        if kind not in registry:
+            raise fail(
+                f"unknown evaluator type {kind!r} (known: {', '.join(registry)})", (*where, "type")
+            )
+        cls = registry[kind]
+        try:
+            options = cls.options_model.model_validate(entry)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            loc = tuple(first["loc"])
+            if first["type"] == "extra_forbidden":
+                message = f"unknown option for {kind}"
+            elif first["type"] == "missing":
+                message = f"required option of {kind} is missing"
+            else:
+                message = str(first["msg"]).removeprefix("Value error, ")
+            raise fail(message, (*where, *loc)) from None
+        instance = cls(options)
+        if instance.needs_retrieval and not rag:
+            raise fail(f"{kind} reads the retrieval; it needs a @rag_system", (*where, "type"))
+        if instance.criterion in seen:
+            raise fail(
+                f"criterion {instance.criterion!r} is already produced by evaluator {seen[instance.criterion]}",
+                (*where, "criterion"),
+            )
+        seen[instance.criterion] = index
+        built.append(instance)
+    return built

@@ -1,0 +1,65 @@
+"""``citation_validity``: every id an answer cites is in the context it was given."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from oloproof.evaluators._base import CaseView, Evaluator, EvaluatorOptions, Verdict, evaluator
+from oloproof.evaluators._fields import MISSING, get_field
+
+__all__ = ["CitationValidity"]
+
+
+class CitationOptions(EvaluatorOptions):
+    """Options of ``citation_validity``."""
+
+    field: str = "citations"
+    """Dotted path of the list of cited ids in the output."""
+
+    require_citations: bool = False
+    """Fail an answer that cites nothing."""
+
+
+@evaluator("citation_validity")
+class CitationValidity(Evaluator):
+    """Checks that every cited id names a passage of the assembled context.
+
+    A cited id matches a passage by ``doc_id`` or by ``doc_id#chunk_id``.
+    """
+
+    options_model = CitationOptions
+    options: CitationOptions
+    needs_retrieval = True
+
+    def default_criterion(self) -> str:
+        return "citations_valid"
+
+    def read(self, case: CaseView) -> dict[str, Any] | Verdict:
+        if case.context is None:
+            return Verdict.excluded("no_context")
+        cited = get_field(case.output, self.options.field)
+        if cited is MISSING or cited is None:
+            cited = []
+        if isinstance(cited, str | int):
+            cited = [cited]
+        allowed: set[str] = set()
+        for passage in case.context:
+            allowed.add(str(passage["doc_id"]))
+            if passage.get("chunk_id") is not None:
+                allowed.add(f"{passage['doc_id']}#{passage['chunk_id']}")
+        return {
+            "cited": [str(item) for item in cited] if isinstance(cited, list) else [str(cited)],
+            "context_ids": sorted(allowed),
+        }
+
+    def judge(self, fields: dict[str, Any]) -> Verdict:
+        cited = fields["cited"]
+        if not cited:
+            if self.options.require_citations:
+                return Verdict.of_pass(False, "no_citations")
+            return Verdict.of_pass(True, "no_citations")
+        allowed = set(fields["context_ids"])
+        invalid = [item for item in cited if item not in allowed]
+        if invalid:
+            return Verdict.of_pass(False, "cited_outside_context", invalid=invalid)
+        return Verdict.of_pass(True)

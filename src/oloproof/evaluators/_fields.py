@@ -1,0 +1,28 @@
+"""Reading dotted fields out of outputs and expectations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["MISSING", "get_field"]
+
+MISSING = object()
+
+
+def get_field(value: Any, path: str | None) -> Any:
+    """Return ``value`` at the dotted ``path`` (``None`` path: the value itself).
+
+    Returns:
+        The value, or ``MISSING`` when any step of the path is absent.
+    """
+    if path is None or path == "":
+        return value
+    current = value
+    for part in path.split("."):
+        if isinstance(current, dict) and part in current:
+            current = current[part]
+        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+            current = current[int(part)]
+        else:
+            return MISSING
+    return current

@@ -1,0 +1,5 @@
+"""Prefect flows: run, diagnose, compare."""
+
+from oloproof.flows._run import evaluate
+
+__all__ = ["evaluate"]

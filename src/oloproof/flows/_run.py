@@ -1,0 +1,180 @@
+"""The run flow: orchestrates the stage tasks over batches of cases.
+
+The flow only orchestrates: every computation and every write is a task.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from prefect import flow
+from prefect.futures import PrefectFuture
+from prefect.runtime import flow_run
+from prefect.task_runners import ThreadPoolTaskRunner
+
+from oloproof._ids import new_run_id
+from oloproof.flows._storage import prefect_result_storage
+from oloproof.tasks import (
+    Batch,
+    RunContext,
+    RunEnvironment,
+    assemble_contexts,
+    environment,
+    generate_outputs,
+    judge_cases,
+    lookup_executions,
+    plan_batches,
+    record_executions,
+    release_environment,
+    retrieve_passages,
+    summarize_run,
+    write_run,
+)
+from oloproof.tasks._identity import content_hash
+
+__all__ = ["evaluate", "run_name"]
+
+
+def run_name(env: RunEnvironment) -> str:
+    """``run <system> <version> · <n> cases``, as the Prefect UI shows it."""
+    config = env.system.config
+    return f"run {config.name} {config.version} · {len(env.cases)} cases"
+
+
+def _name_flow_run(name: str) -> None:
+    # The name needs the validated project, which exists only once the flow runs.
+    flow_run_id = flow_run.get_id()
+    if flow_run_id is None:
+        return
+    from prefect.client.orchestration import get_client
+
+    with get_client(sync_client=True) as client:
+        client.update_flow_run(flow_run_id, name=name)
+
+
+def _context(params: dict[str, Any]) -> RunContext:
+    overrides = list(params.get("overrides") or [])
+    if params.get("index_version"):
+        overrides.append(f"system.rag.index_version={params['index_version']}")
+    if params.get("results"):
+        overrides.append(f"results={params['results']}")
+    return RunContext(
+        run_id=params.get("run_id") or "",
+        project_dir=str(params.get("project") or "."),
+        overrides=tuple(overrides),
+        replay_from=params.get("replay_from"),
+        context_source=params.get("context_source") or "assembled",
+        reranker=params.get("reranker"),
+        bypass_generation_cache=bool(params.get("bypass_generation_cache")),
+    )
+
+
+def _stage_tasks(env: RunEnvironment) -> dict[str, Any]:
+    storage = prefect_result_storage(env.store, env.project.config.storage_options)
+    return {
+        task.name: task.with_options(result_storage=storage)
+        for task in (retrieve_passages, assemble_contexts, generate_outputs, judge_cases)
+    }
+
+
+def _submit_batch(
+    context: RunContext, env: RunEnvironment, batch: Batch, cached: dict[str, Any], tasks: dict[str, Any]
+) -> PrefectFuture[Any]:
+    todo = Batch(batch.index, tuple(c for c in batch.case_ids if c not in cached))
+    retrieved = assembled = generated = None
+    if todo.case_ids:
+        if env.system.config.kind == "rag":
+            retrieved = tasks["retrieve"].submit(context, todo)
+            assembled = tasks["assemble"].submit(context, todo, retrieved)
+        generated = tasks["generate"].submit(context, todo, assembled)
+    return record_executions.submit(context, batch, cached, retrieved, assembled, generated)
+
+
+def _manifest(env: RunEnvironment, summary: dict[str, Any], started: str) -> dict[str, Any]:
+    ctx, config = env.context, env.project.config
+    return {
+        "run_id": ctx.run_id,
+        "status": "complete",
+        "created_at": started,
+        "finished_at": datetime.now(UTC).isoformat(),
+        "project": str(env.project.directory),
+        "system": env.system_dict,
+        "system_name": env.system.config.name,
+        "system_version": env.system.config.version,
+        "index_version": env.system.config.index_version,
+        "dataset": env.dataset.url,
+        "dataset_sha256": env.dataset.sha256,
+        "case_count": len(env.cases),
+        "evaluators": [
+            {"criterion": e.criterion, "kind": e.kind, "llm_judge": e.is_llm_judge,
+             "spec": e.spec(), "spec_hash": content_hash(e.spec())}
+            for e in env.evaluators
+        ],
+        "slices": list(config.slices),
+        "min_slice_support": config.min_slice_support,
+        "confidence": config.confidence,
+        "cache": summary["cache"],
+        "variant": {"context_source": ctx.context_source, "replay_from": ctx.replay_from,
+                    "reranker": ctx.reranker, "bypass_generation_cache": ctx.bypass_generation_cache},
+    }
+
+
+@flow(
+    name="oloproof-run",
+    flow_run_name="run {project}",
+    validate_parameters=False,
+    task_runner=ThreadPoolTaskRunner(max_workers=48),
+)
+def evaluate(
+    project: str = ".",
+    overrides: list[str] | None = None,
+    index_version: str | None = None,
+    results: str | None = None,
+    run_id: str | None = None,
+    replay_from: str | None = None,
+    context_source: str = "assembled",
+    reranker: str | None = None,
+    bypass_generation_cache: bool = False,
+) -> dict[str, Any]:
+    """Evaluate a project: run every stage over every case, judge, and record the run.
+
+    Args:
+        project: The project folder (holding ``oloproof.yaml``).
+        overrides: ``key.path=value`` settings applied over the file.
+        index_version: Shorthand for ``system.rag.index_version=...`` (index events).
+        results: Shorthand for ``results=...``: the store URL.
+        run_id: The id to record the run under; a new ``run_<ULID>`` when absent.
+        replay_from: Replay this run's recorded retrievals instead of retrieving.
+        context_source: ``assembled``, or ``gold`` to generate from ``expected.gold_context``.
+        reranker: ``module:function`` applied to replayed candidates.
+        bypass_generation_cache: Re-execute generation even when cached.
+
+    Returns:
+        The run manifest, with ``metrics`` and per-case ``facts``.
+    """
+    started = datetime.now(UTC).isoformat()
+    params = dict(locals())
+    params["run_id"] = run_id or new_run_id()
+    context = _context(params)
+    env = environment(context)
+    try:
+        _name_flow_run(run_name(env))
+        tasks = _stage_tasks(env)
+        batches = plan_batches(list(env.cases), env.project.config.batch_size)
+        lookups = [lookup_executions.submit(context, batch) for batch in batches]
+        merged = [_submit_batch(context, env, b, f.result(), tasks) for b, f in zip(batches, lookups)]
+        judged = [tasks["judge"].submit(context, b, m) for b, m in zip(batches, merged)]
+        case_results = [r for m in merged for r in m.result().values()]
+        judgments = [
+            {"case_id": case_id, **row}
+            for future in judged
+            for case_id, rows in future.result().items()
+            for row in rows
+        ]
+        summary = summarize_run.submit(context, case_results, judgments).result()
+        manifest = _manifest(env, summary, started)
+        write_run.submit(context, manifest, case_results, summary).result()
+        return {**manifest, "metrics": summary["metrics"], "facts": summary["facts"]}
+    finally:
+        release_environment(context.run_id)

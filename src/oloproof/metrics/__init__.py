@@ -1,0 +1,64 @@
+"""Retrieval metric kernels: pure numpy functions over gain and label arrays.
+
+* :func:`parse_metric` / :class:`MetricSpec` read metric names such as ``ndcg@10``.
+* :func:`relevance_gains` turns a ranking of unit ids and graded judgements into
+  ``(gains, ideal)`` arrays.
+* :func:`hit_rate_at_k`, :func:`recall_at_k`, :func:`precision_at_k`,
+  :func:`reciprocal_rank_at_k` and :func:`ndcg_at_k` follow trec_eval
+  (nDCG with linear gain, as ``ndcg_cut_k``).
+* :func:`document_retrieval` is the Azure AI evaluation SDK's composite
+  (nDCG with exponential gain, xDCG, fidelity, top relevance, holes).
+
+The evaluators wrap these kernels; nothing here knows about cases or runs.
+"""
+
+from oloproof.metrics._composite import (
+    DOCUMENT_RETRIEVAL_LOWER_IS_BETTER,
+    DOCUMENT_RETRIEVAL_THRESHOLDS,
+    XDCG_DISCOUNT,
+    XDCG_SCALE,
+    document_retrieval,
+    document_retrieval_key,
+    document_retrieval_thresholds,
+)
+from oloproof.metrics._kernels import (
+    dcg_at_k,
+    hit_rate_at_k,
+    ndcg_at_k,
+    precision_at_k,
+    ranked_metric,
+    recall_at_k,
+    reciprocal_rank_at_k,
+)
+from oloproof.metrics._spec import (
+    CUTOFF_METRICS,
+    METRIC_NAMES,
+    PLAIN_METRICS,
+    MetricSpec,
+    parse_metric,
+)
+from oloproof.metrics._units import best_relevant_position, relevance_gains
+
+__all__ = [
+    "CUTOFF_METRICS",
+    "DOCUMENT_RETRIEVAL_LOWER_IS_BETTER",
+    "DOCUMENT_RETRIEVAL_THRESHOLDS",
+    "METRIC_NAMES",
+    "MetricSpec",
+    "PLAIN_METRICS",
+    "XDCG_DISCOUNT",
+    "XDCG_SCALE",
+    "best_relevant_position",
+    "dcg_at_k",
+    "document_retrieval",
+    "document_retrieval_key",
+    "document_retrieval_thresholds",
+    "hit_rate_at_k",
+    "ndcg_at_k",
+    "parse_metric",
+    "precision_at_k",
+    "ranked_metric",
+    "recall_at_k",
+    "reciprocal_rank_at_k",
+    "relevance_gains",
+]

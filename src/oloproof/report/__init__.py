@@ -1,0 +1,28 @@
+"""Reports: per-case facts, metric summaries and their text rendering."""
+
+from oloproof.report._facts import best_relevant_position, case_facts, slice_value
+from oloproof.report._render import (
+    basis_text,
+    cache_lines,
+    estimate_text,
+    interval_text,
+    render_run,
+    render_slices,
+    render_table,
+)
+from oloproof.report._summary import summarize_criterion, summarize_metrics
+
+__all__ = [
+    "basis_text",
+    "best_relevant_position",
+    "cache_lines",
+    "case_facts",
+    "estimate_text",
+    "interval_text",
+    "render_run",
+    "render_slices",
+    "render_table",
+    "slice_value",
+    "summarize_criterion",
+    "summarize_metrics",
+]

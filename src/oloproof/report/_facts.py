@@ -1,0 +1,57 @@
+"""Per-case facts the report slices by: relevant position and truncation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from oloproof.dataset import Case
+
+__all__ = ["best_relevant_position", "case_facts", "slice_value"]
+
+
+def best_relevant_position(case: Case, candidates: list[dict[str, Any]] | None) -> int | None:
+    """1-based position of the first relevant document among the candidates."""
+    if not candidates or not case.expected.relevant:
+        return None
+    relevant = {unit.doc_id for unit in case.expected.relevant if unit.grade > 0}
+    for position, passage in enumerate(candidates, start=1):
+        if passage["doc_id"] in relevant:
+            return position
+    return None
+
+
+def case_facts(case: Case, result: dict[str, Any], top_k: int | None) -> dict[str, Any]:
+    """``best_relevant_position``, the ``relevant_position`` label and ``context_truncated``."""
+    if result["status"] != "ok" or result.get("candidates") is None:
+        return {"best_relevant_position": None, "relevant_position": None, "context_truncated": None}
+    position = best_relevant_position(case, result["candidates"])
+    if not case.expected.relevant:
+        label = "unlabelled"
+    elif position is None:
+        label = "none"
+    elif top_k is not None and position > top_k:
+        label = "beyond_top_k"
+    else:
+        label = str(position)
+    truncated = any(item["reason"] == "token_budget" for item in result.get("dropped") or [])
+    return {
+        "best_relevant_position": position,
+        "relevant_position": label,
+        "context_truncated": truncated,
+    }
+
+
+def slice_value(name: str, case: Case, facts: dict[str, Any]) -> str | None:
+    """The value of slice ``name`` for a case (``None`` when it has none)."""
+    if name == "relevant_position":
+        return facts["relevant_position"]
+    if name == "context_truncated":
+        value = facts["context_truncated"]
+        return None if value is None else str(value).lower()
+    field = name.removeprefix("metadata.")
+    current: Any = case.metadata
+    for part in field.split("."):
+        if not isinstance(current, dict) or part not in current:
+            return None
+        current = current[part]
+    return None if current is None else str(current)

@@ -1,0 +1,116 @@
+"""Plain-text rendering of run reports: the metrics table and the cache lines."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from oloproof import stats
+
+__all__ = [
+    "basis_text",
+    "cache_lines",
+    "estimate_text",
+    "interval_text",
+    "render_run",
+    "render_slices",
+    "render_table",
+]
+
+
+def estimate_text(row: dict[str, Any]) -> str:
+    """``69.2%`` for proportions, ``0.866`` for means, ``—`` when unobserved."""
+    if row["estimate"] is None:
+        return "—"
+    if row["kind"] == "proportion":
+        return f"{row['estimate'] * 100:.1f}%"
+    return f"{row['estimate']:.3f}"
+
+
+def interval_text(row: dict[str, Any]) -> str:
+    """The interval rounded outward: ``[38.5%, 91.0%]`` or ``[0.506, 0.990]``."""
+    if row["low"] is None or row["high"] is None:
+        return "—"
+    interval = stats.Interval(
+        low=row["low"], high=row["high"], confidence=row["confidence"], method=row["method"] or ""
+    )
+    if row["kind"] == "proportion":
+        return stats.format_percent_interval(interval)
+    return stats.format_score_interval(interval)
+
+
+def basis_text(row: dict[str, Any]) -> str:
+    """``9 / 13 observed · 0 missing · 0 excluded`` or ``mean of 13 observed · …``."""
+    counts = f" · {row['missing']} missing · {row['excluded']} excluded"
+    if row["kind"] == "proportion" and row["successes"] is not None:
+        return f"{row['successes']} / {row['observed']} observed{counts}"
+    if row["kind"] == "proportion":
+        return f"{row['observed']} observed{counts}"
+    return f"mean of {row['observed']} observed{counts}"
+
+
+def render_table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    """A box-drawn table, each column as wide as its widest cell."""
+    widths = [max(len(cell) for cell in column) for column in zip(headers, *rows)]
+
+    def line(cells: list[str]) -> str:
+        return "│ " + " │ ".join(cell.ljust(width) for cell, width in zip(cells, widths)) + " │"
+
+    def rule(left: str, middle: str, right: str) -> str:
+        return left + middle.join("─" * (width + 2) for width in widths) + right
+
+    return [
+        rule("┌", "┬", "┐"),
+        line(headers),
+        rule("├", "┼", "┤"),
+        *(line(row) for row in rows),
+        rule("└", "┴", "┘"),
+    ]
+
+
+def cache_lines(cache: dict[str, dict[str, int]]) -> list[str]:
+    """The two cache lines, exactly as the product page prints them."""
+
+    def pair(name: str) -> str:
+        return f"{cache[name]['hit']} hit/{cache[name]['miss']} miss"
+
+    return [
+        f"Cache: execution {pair('execution')}; judgment {pair('judgment')}",
+        f"Stages: retrieve {pair('retrieve')}; generate {pair('generate')}",
+    ]
+
+
+def render_slices(metrics: list[dict[str, Any]], min_support: int) -> list[str]:
+    """Per-slice rows (exploratory: many comparisons, no multiplicity control)."""
+    rows = [row for row in metrics if row["slice"] is not None]
+    if not rows:
+        return []
+    lines = [f"Slices (exploratory; values with fewer than {min_support} observed are not scored)"]
+    table = []
+    for row in rows:
+        if row["scored"]:
+            table.append([
+                f"{row['slice']}={row['slice_value']}", row["criterion"],
+                estimate_text(row), interval_text(row), basis_text(row),
+            ])
+        else:
+            table.append([
+                f"{row['slice']}={row['slice_value']}", row["criterion"], "—", "—",
+                f"too small: {row['observed']} observed",
+            ])
+    confidence = int(round(rows[0]["confidence"] * 100))
+    lines += render_table(["Slice", "Metric", "Estimate", f"{confidence}% interval", "Basis"], table)
+    return lines
+
+
+def render_run(report: dict[str, Any]) -> list[str]:
+    """The full text report of a run."""
+    overall = [row for row in report["metrics"] if row["slice"] is None]
+    confidence = int(round(report["confidence"] * 100))
+    lines = [f"Run {report['run_id']}"]
+    lines += render_table(
+        ["Metric", "Estimate", f"{confidence}% interval", "Basis"],
+        [[row["criterion"], estimate_text(row), interval_text(row), basis_text(row)] for row in overall],
+    )
+    lines += cache_lines(report["cache"])
+    lines += render_slices(report["metrics"], report["min_slice_support"])
+    return lines

@@ -1,0 +1,94 @@
+"""Metrics with intervals: one row per criterion, and per slice value.
+
+Pass/fail criteria are proportions with the exact Clopper–Pearson interval. A
+score criterion whose observed values are all 0 or 1 is a proportion too (the
+interval is then exact); other scores in [0, 1] get the betting interval of
+Waudby-Smith & Ramdas, which holds its coverage at any n.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from oloproof import stats
+
+__all__ = ["summarize_criterion", "summarize_metrics"]
+
+
+def summarize_criterion(
+    rows: list[dict[str, Any]], *, kind: str, confidence: float, seed: int = 0
+) -> dict[str, Any]:
+    """Estimate, interval and counts of one criterion over judgment rows."""
+    observed = [row for row in rows if row["status"] == "observed"]
+    values = [float(row["value"]) for row in observed if row["value"] is not None]
+    summary: dict[str, Any] = {
+        "observed": len(values),
+        "missing": sum(1 for row in rows if row["status"] == "missing"),
+        "excluded": sum(1 for row in rows if row["status"] == "excluded"),
+        "successes": None,
+        "estimate": None,
+        "low": None,
+        "high": None,
+        "confidence": confidence,
+        "method": None,
+        "kind": kind,
+    }
+    if not values:
+        return summary
+    binary = kind == "proportion" or (kind == "auto" and all(v in (0.0, 1.0) for v in values))
+    if binary:
+        successes = sum(1 for value in values if value == 1.0)
+        interval = stats.clopper_pearson(successes, len(values), confidence)
+        summary.update(kind="proportion", successes=successes)
+    else:
+        interval = stats.betting_mean_interval(values, confidence, seed=seed)
+        summary.update(kind="mean")
+    summary.update(
+        estimate=sum(values) / len(values), low=interval.low, high=interval.high, method=interval.method
+    )
+    return summary
+
+
+def summarize_metrics(
+    judgments: list[dict[str, Any]],
+    *,
+    criteria: list[tuple[str, str]],
+    slices: dict[str, dict[str, str | None]],
+    min_slice_support: int,
+    confidence: float,
+) -> list[dict[str, Any]]:
+    """Overall and per-slice metric rows.
+
+    Args:
+        judgments: Rows with ``case_id``, ``criterion``, ``status``, ``value``.
+        criteria: ``(criterion, kind)`` in report order.
+        slices: For each slice name, each case's value (``None``: not in the slice).
+        min_slice_support: Slice values observed on fewer cases are listed, not scored.
+        confidence: The intervals' confidence level.
+    """
+    by_criterion: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in judgments:
+        by_criterion[row["criterion"]].append(row)
+    metrics: list[dict[str, Any]] = []
+    for criterion, kind in criteria:
+        rows = by_criterion.get(criterion, [])
+        overall = summarize_criterion(rows, kind="auto" if kind == "mean" else kind, confidence=confidence)
+        # Slices report on the overall scale, so one metric never switches units.
+        kind = overall["kind"]
+        metrics.append({"criterion": criterion, "slice": None, "slice_value": None, "scored": True, **overall})
+        for name, values in slices.items():
+            groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            for row in rows:
+                value = values.get(row["case_id"])
+                if value is not None:
+                    groups[value].append(row)
+            for value in sorted(groups):
+                summary = summarize_criterion(groups[value], kind=kind, confidence=confidence)
+                scored = summary["observed"] >= min_slice_support
+                if not scored:
+                    summary.update(estimate=None, low=None, high=None, method=None, successes=None)
+                metrics.append(
+                    {"criterion": criterion, "slice": name, "slice_value": value, "scored": scored, **summary}
+                )
+    return metrics

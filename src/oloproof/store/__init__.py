@@ -1,0 +1,76 @@
+"""The results store: runs, diagnoses, comparisons and stage caches.
+
+A store lives at a local path or any fsspec URL (``s3://bucket/prefix``,
+``memory://x``) and is read and written through :class:`ResultsStore`.
+:func:`connect` opens a DuckDB connection with one view per table::
+
+    import oloproof.store
+
+    con = oloproof.store.connect("s3://bucket/oloproof")
+    con.sql("SELECT run_id, status FROM runs").show()
+
+See :mod:`oloproof.store._layout` for the layout of a store.
+"""
+
+from __future__ import annotations
+
+from oloproof.store._layout import (
+    CACHE_DIR,
+    COMPARISONS_DIR,
+    DIAGNOSES_DIR,
+    PREFECT_DIR,
+    RUN_TABLES,
+    RUNS_DIR,
+    cache_path,
+    comparison_decisions,
+    comparison_dir,
+    comparison_manifest,
+    diagnosis_dir,
+    diagnosis_labels,
+    diagnosis_manifest,
+    run_dir,
+    run_manifest,
+    run_table,
+)
+from oloproof.store._schema import (
+    CASES,
+    DECISIONS,
+    DIAGNOSIS_LABELS,
+    JUDGMENTS,
+    METRICS,
+    RETRIEVALS,
+    TABLES,
+    TableSchema,
+    canonical_json,
+)
+from oloproof.store._store import ResultsStore, connect
+
+__all__ = [
+    "CACHE_DIR",
+    "CASES",
+    "COMPARISONS_DIR",
+    "DECISIONS",
+    "DIAGNOSES_DIR",
+    "DIAGNOSIS_LABELS",
+    "JUDGMENTS",
+    "METRICS",
+    "PREFECT_DIR",
+    "RETRIEVALS",
+    "RUNS_DIR",
+    "RUN_TABLES",
+    "ResultsStore",
+    "TABLES",
+    "TableSchema",
+    "cache_path",
+    "canonical_json",
+    "comparison_decisions",
+    "comparison_dir",
+    "comparison_manifest",
+    "connect",
+    "diagnosis_dir",
+    "diagnosis_labels",
+    "diagnosis_manifest",
+    "run_dir",
+    "run_manifest",
+    "run_table",
+]

@@ -1,0 +1,168 @@
+"""Where everything lives inside a results store.
+
+A results store is a directory (local) or a prefix (object store) laid out as::
+
+    <root>/
+      runs/<run_id>/run.json               run manifest, written LAST: its presence marks the run complete
+      runs/<run_id>/cases.parquet          one row per case
+      runs/<run_id>/retrievals.parquet     one row per retrieved candidate
+      runs/<run_id>/judgments.parquet      one row per case x criterion
+      runs/<run_id>/metrics.parquet        one row per criterion x slice
+      diagnoses/<sha256-hex>/diagnosis.json, diagnoses/<hex>/labels.parquet
+      comparisons/<sha256-hex>/comparison.json, comparisons/<hex>/decisions.parquet
+      cache/<stage>/<kk>/<key>.json        per-case stage records keyed by identity
+      prefect/                             Prefect's own result and cache records
+
+``<kk>`` is the first two characters of ``<key>``, which keeps directory
+listings short. A run, diagnosis or comparison directory without its manifest
+(``run.json``, ``diagnosis.json``, ``comparison.json``) is incomplete: it was
+interrupted or is still being written, and queries do not see it.
+
+Every helper here returns a path relative to the store's root, with ``/`` as
+the separator, for use with :class:`oloproof.store.ResultsStore`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from oloproof._exceptions import StoreError
+
+__all__ = [
+    "CACHE_DIR",
+    "COMPARISONS_DIR",
+    "DIAGNOSES_DIR",
+    "PREFECT_DIR",
+    "RUNS_DIR",
+    "RUN_TABLES",
+    "cache_path",
+    "comparison_decisions",
+    "comparison_dir",
+    "comparison_manifest",
+    "diagnosis_dir",
+    "diagnosis_labels",
+    "diagnosis_manifest",
+    "run_dir",
+    "run_manifest",
+    "run_table",
+    "validate_relpath",
+]
+
+RUNS_DIR = "runs"
+DIAGNOSES_DIR = "diagnoses"
+COMPARISONS_DIR = "comparisons"
+CACHE_DIR = "cache"
+PREFECT_DIR = "prefect"
+
+RUN_MANIFEST = "run.json"
+DIAGNOSIS_MANIFEST = "diagnosis.json"
+DIAGNOSIS_LABELS = "labels.parquet"
+COMPARISON_MANIFEST = "comparison.json"
+COMPARISON_DECISIONS = "decisions.parquet"
+
+RUN_TABLES = ("cases", "retrievals", "judgments", "metrics")
+"""The tables every run directory holds, each as ``<table>.parquet``."""
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def _name(value: str, field: str) -> str:
+    if not isinstance(value, str) or not _NAME.fullmatch(value) or ".." in value:
+        raise StoreError(
+            f"invalid name {value!r}: expected letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit",
+            field=field,
+        )
+    return value
+
+
+def validate_relpath(relpath: str) -> str:
+    """Check a path relative to the store root and return it normalised.
+
+    Args:
+        relpath: A ``/``-separated path such as ``runs/abc/run.json``.
+
+    Returns:
+        The path without leading or trailing slashes.
+
+    Raises:
+        StoreError: The path is absolute, empty, or has ``.``/``..`` segments.
+    """
+    if not isinstance(relpath, str):
+        raise StoreError(f"path must be a string, got {type(relpath).__name__}")
+    parts = relpath.replace("\\", "/").strip("/").split("/")
+    if relpath.startswith("/") or any(part in ("", ".", "..") for part in parts):
+        raise StoreError(f"invalid store path {relpath!r}: expected a relative path")
+    return "/".join(parts)
+
+
+def run_dir(run_id: str) -> str:
+    """The directory of one run: ``runs/<run_id>``."""
+    return f"{RUNS_DIR}/{_name(run_id, 'run_id')}"
+
+
+def run_manifest(run_id: str) -> str:
+    """The run manifest, written last: ``runs/<run_id>/run.json``."""
+    return f"{run_dir(run_id)}/{RUN_MANIFEST}"
+
+
+def run_table(run_id: str, table: str) -> str:
+    """One table of a run: ``runs/<run_id>/<table>.parquet``.
+
+    Args:
+        run_id: The run's id.
+        table: One of :data:`RUN_TABLES`.
+
+    Raises:
+        StoreError: ``table`` is not a run table.
+    """
+    if table not in RUN_TABLES:
+        raise StoreError(f"unknown run table {table!r}; expected one of {list(RUN_TABLES)}")
+    return f"{run_dir(run_id)}/{table}.parquet"
+
+
+def diagnosis_dir(diagnosis_id: str) -> str:
+    """The directory of one diagnosis: ``diagnoses/<diagnosis_id>``."""
+    return f"{DIAGNOSES_DIR}/{_name(diagnosis_id, 'diagnosis_id')}"
+
+
+def diagnosis_manifest(diagnosis_id: str) -> str:
+    """The diagnosis manifest, written last: ``diagnoses/<id>/diagnosis.json``."""
+    return f"{diagnosis_dir(diagnosis_id)}/{DIAGNOSIS_MANIFEST}"
+
+
+def diagnosis_labels(diagnosis_id: str) -> str:
+    """The per-case labels of a diagnosis: ``diagnoses/<id>/labels.parquet``."""
+    return f"{diagnosis_dir(diagnosis_id)}/{DIAGNOSIS_LABELS}"
+
+
+def comparison_dir(comparison_id: str) -> str:
+    """The directory of one comparison: ``comparisons/<comparison_id>``."""
+    return f"{COMPARISONS_DIR}/{_name(comparison_id, 'comparison_id')}"
+
+
+def comparison_manifest(comparison_id: str) -> str:
+    """The comparison manifest, written last: ``comparisons/<id>/comparison.json``."""
+    return f"{comparison_dir(comparison_id)}/{COMPARISON_MANIFEST}"
+
+
+def comparison_decisions(comparison_id: str) -> str:
+    """The gate decisions of a comparison: ``comparisons/<id>/decisions.parquet``."""
+    return f"{comparison_dir(comparison_id)}/{COMPARISON_DECISIONS}"
+
+
+def cache_path(stage: str, key: str) -> str:
+    """One per-case stage record: ``cache/<stage>/<key[:2]>/<key>.json``.
+
+    Args:
+        stage: The stage name, e.g. ``retrieve``.
+        key: The record's identity key (a hex digest), at least two characters.
+
+    Raises:
+        StoreError: The stage or key is not a safe name, or the key is too short.
+    """
+    _name(stage, "stage")
+    _name(key, "key")
+    if len(key) < 2:
+        raise StoreError(f"cache key {key!r} is too short", field="key")
+    return f"{CACHE_DIR}/{stage}/{key[:2]}/{key}.json"

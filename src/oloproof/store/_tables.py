@@ -1,0 +1,193 @@
+"""Parquet encoding and decoding of store tables, through DuckDB.
+
+Rows are written as newline-delimited JSON to a local temporary file, read back
+by DuckDB with the declared column types and copied to Parquet. The table's
+name and its JSON columns are recorded in the Parquet key-value metadata so
+that a reader can decode JSON columns without being told the schema.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+import tempfile
+from collections.abc import Mapping
+from typing import Any
+
+import duckdb
+
+from oloproof._exceptions import StoreError
+from oloproof.store._schema import TableSchema, canonical_json
+
+__all__ = ["decode_parquet", "encode_parquet", "new_connection", "one_line", "sql_string"]
+
+_META_TABLE = "oloproof.table"
+_META_JSON = "oloproof.json_columns"
+_MAX_OBJECT_SIZE = 1 << 30
+
+
+def new_connection() -> duckdb.DuckDBPyConnection:
+    """Open an in-memory DuckDB connection that never downloads extensions."""
+    return duckdb.connect(
+        ":memory:",
+        config={"autoinstall_known_extensions": False, "autoload_known_extensions": False},
+    )
+
+
+def one_line(error: BaseException) -> str:
+    """The first non-empty line of an error's message."""
+    for line in str(error).splitlines():
+        if line.strip():
+            return line.strip()
+    return type(error).__name__
+
+
+def sql_string(value: str) -> str:
+    """Quote a string as an SQL literal (for DDL, which cannot take parameters)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _scalar(value: Any, schema: TableSchema, column: str, index: int) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, _dt.datetime | _dt.date):
+        return value.isoformat()
+    item = getattr(value, "item", None)
+    if callable(item) and not isinstance(value, str | bytes):
+        value = item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return value
+    if isinstance(value, Mapping | list | tuple | set | bytes):
+        raise StoreError(
+            f"row {index} holds a {type(value).__name__} in a scalar column; "
+            "declare the column JSON to store nested values",
+            field=f"{schema.name}.{column}",
+        )
+    return value
+
+
+def _encode_row(row: Any, schema: TableSchema, index: int) -> str:
+    if not isinstance(row, Mapping):
+        raise StoreError(
+            f"row {index} is a {type(row).__name__}, expected a mapping", field=schema.name
+        )
+    unknown = set(row) - set(schema.names)
+    if unknown:
+        raise StoreError(
+            f"row {index} has unknown column(s) {sorted(map(str, unknown))}; "
+            f"expected {list(schema.names)}",
+            field=schema.name,
+        )
+    out: dict[str, Any] = {}
+    for column, kind in schema.columns:
+        value = row.get(column)
+        if kind == "JSON":
+            out[column] = None if value is None else canonical_json(value)
+        else:
+            out[column] = _scalar(value, schema, column, index)
+    try:
+        return json.dumps(out, ensure_ascii=False, allow_nan=True)
+    except (TypeError, ValueError) as error:
+        raise StoreError(f"row {index} cannot be encoded: {error}", field=schema.name) from error
+
+
+def encode_parquet(rows: list[dict[str, Any]], schema: TableSchema) -> bytes:
+    """Encode rows as a Parquet file with the schema's columns and types.
+
+    Args:
+        rows: One mapping per row; missing columns are NULL, unknown ones an error.
+            Values of ``JSON`` columns may be any JSON-serialisable value.
+        schema: The table's schema.
+
+    Returns:
+        The Parquet file's bytes (a valid file with all columns even for no rows).
+
+    Raises:
+        StoreError: A row does not fit the schema.
+    """
+    lines = [_encode_row(row, schema, index) for index, row in enumerate(rows)]
+    columns = ", ".join(
+        f"{sql_string(name)}: {sql_string(schema.storage_type(name))}" for name in schema.names
+    )
+    select = ", ".join(
+        f"CAST({_ident(name)} AS {schema.storage_type(name)}) AS {_ident(name)}"
+        for name in schema.names
+    )
+    metadata = (
+        f"{{{sql_string(_META_TABLE)}: {sql_string(schema.name)}, "
+        f"{sql_string(_META_JSON)}: {sql_string(','.join(schema.json_columns))}}}"
+    )
+    with tempfile.TemporaryDirectory(prefix="oloproof-table-") as tmp:
+        source = os.path.join(tmp, "rows.ndjson")
+        target = os.path.join(tmp, "table.parquet")
+        with open(source, "w", encoding="utf-8", newline="\n") as handle:
+            for line in lines:
+                handle.write(line)
+                handle.write("\n")
+        sql = (
+            f"COPY (SELECT {select} FROM read_json({sql_string(source)}, "
+            f"format='newline_delimited', columns={{{columns}}}, "
+            f"maximum_object_size={_MAX_OBJECT_SIZE})) "
+            f"TO {sql_string(target)} (FORMAT parquet, KV_METADATA {metadata})"
+        )
+        con = new_connection()
+        try:
+            con.execute(sql)
+        except duckdb.Error as error:
+            raise StoreError(
+                f"cannot write table {schema.name!r}: {one_line(error)}", field=schema.name
+            ) from error
+        finally:
+            con.close()
+        with open(target, "rb") as handle:
+            return handle.read()
+
+
+def decode_parquet(local_path: str) -> list[dict[str, Any]]:
+    """Read a local Parquet file written by :func:`encode_parquet` into rows.
+
+    JSON columns recorded in the file's metadata are decoded into Python values.
+
+    Args:
+        local_path: The file's path on the local disk.
+
+    Returns:
+        One dict per row, keys in column order.
+
+    Raises:
+        StoreError: The file is not a readable Parquet file.
+    """
+    con = new_connection()
+    try:
+        meta = con.execute(
+            "SELECT key, value FROM parquet_kv_metadata(?)", [local_path]
+        ).fetchall()
+        cursor = con.execute("SELECT * FROM read_parquet(?)", [local_path])
+        names = [column[0] for column in cursor.description]
+        records = cursor.fetchall()
+    except duckdb.Error as error:
+        raise StoreError(f"cannot read table: {one_line(error)}") from error
+    finally:
+        con.close()
+    json_columns: set[str] = set()
+    for key, value in meta:
+        if bytes(key).decode("utf-8", "replace") == _META_JSON:
+            text = bytes(value).decode("utf-8", "replace")
+            json_columns = {name for name in text.split(",") if name}
+    rows = []
+    for record in records:
+        row = dict(zip(names, record, strict=True))
+        for name in json_columns.intersection(row):
+            if row[name] is not None:
+                try:
+                    row[name] = json.loads(row[name])
+                except ValueError as error:
+                    raise StoreError(f"column holds invalid JSON: {error}", field=name) from error
+        rows.append(row)
+    return rows

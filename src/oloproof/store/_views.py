@@ -1,0 +1,217 @@
+"""DuckDB views over a results store.
+
+Parquet tables are read by DuckDB directly: local files by path, remote ones
+through the store's fsspec filesystem registered with the connection (no DuckDB
+extension is ever downloaded). The store is listed once per connection, and
+only directories whose manifest exists (``run.json``, ``diagnosis.json``,
+``comparison.json``) contribute rows: an interrupted or in-progress run is
+invisible.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+from oloproof._exceptions import StoreError
+from oloproof.store import _layout
+from oloproof.store._schema import (
+    CASES,
+    DECISIONS,
+    DIAGNOSIS_LABELS,
+    JUDGMENTS,
+    METRICS,
+    RETRIEVALS,
+    TableSchema,
+    canonical_json,
+)
+from oloproof.store._tables import new_connection, one_line, sql_string
+
+if TYPE_CHECKING:
+    from oloproof.store._store import ResultsStore
+
+__all__ = ["build_connection"]
+
+_RUN_COLUMNS = (
+    ("created_at", ("created_at",)),
+    ("system_name", ("system_name", "system.name")),
+    ("system_version", ("system_version", "system.version")),
+    ("index_version", ("index_version", "system.index_version", "index.version")),
+    ("dataset", ("dataset",)),
+    ("status", ("status",)),
+)
+_DIAGNOSIS_COLUMNS = (
+    ("parent_run_id", ("parent_run_id",)),
+    ("criterion", ("criterion",)),
+    ("intervention", ("intervention",)),
+)
+_COMPARISON_COLUMNS = (
+    ("candidate_run_id", ("candidate_run_id",)),
+    ("baseline_run_id", ("baseline_run_id",)),
+    ("gate", ("gate",)),
+)
+
+# (container dir, manifest file, id column, manifest view, manifest columns)
+_MANIFESTS = (
+    (_layout.RUNS_DIR, _layout.RUN_MANIFEST, "run_id", "runs", _RUN_COLUMNS),
+    (_layout.DIAGNOSES_DIR, _layout.DIAGNOSIS_MANIFEST, "diagnosis_id", "diagnoses",
+     _DIAGNOSIS_COLUMNS),
+    (_layout.COMPARISONS_DIR, _layout.COMPARISON_MANIFEST, "comparison_id", "comparisons",
+     _COMPARISON_COLUMNS),
+)  # fmt: skip
+
+# (container dir, file name, schema)
+_TABLE_FILES = (
+    (_layout.RUNS_DIR, "cases.parquet", CASES),
+    (_layout.RUNS_DIR, "retrievals.parquet", RETRIEVALS),
+    (_layout.RUNS_DIR, "judgments.parquet", JUDGMENTS),
+    (_layout.RUNS_DIR, "metrics.parquet", METRICS),
+    (_layout.DIAGNOSES_DIR, _layout.DIAGNOSIS_LABELS, DIAGNOSIS_LABELS),
+    (_layout.COMPARISONS_DIR, _layout.COMPARISON_DECISIONS, DECISIONS),
+)
+
+
+def build_connection(store: ResultsStore) -> duckdb.DuckDBPyConnection:
+    """Open an in-memory DuckDB connection with views over a store.
+
+    Args:
+        store: The results store.
+
+    Returns:
+        The connection, with views ``runs``, ``cases``, ``retrievals``,
+        ``generations``, ``judgments``, ``metrics``, ``diagnoses``,
+        ``diagnosis_labels``, ``comparisons`` and ``decisions``.
+
+    Raises:
+        StoreError: The store cannot be listed, or a manifest is not valid JSON.
+    """
+    listings = {container: _children(store, container) for container, *_ in _MANIFESTS}
+    con = new_connection()
+    try:
+        if not store.is_local:
+            con.register_filesystem(store.fs)
+        complete: dict[str, set[str]] = {}
+        for container, manifest, id_column, view, columns in _MANIFESTS:
+            ids = sorted(
+                name for name, files in listings[container].items() if manifest in files
+            )
+            complete[container] = set(ids)
+            paths = [f"{container}/{name}/{manifest}" for name in ids]
+            contents = store.read_many(paths)
+            rows = []
+            for name, path in zip(ids, paths, strict=True):
+                if path not in contents:  # removed since it was listed
+                    complete[container].discard(name)
+                    continue
+                rows.append(_manifest_row(name, contents[path], columns, store.url_for(path)))
+            _create_manifest_view(con, view, id_column, columns, rows)
+        for container, filename, schema in _TABLE_FILES:
+            files = [
+                _duckdb_path(store, f"{container}/{name}/{filename}")
+                for name in sorted(complete[container])
+                if filename in listings[container].get(name, ())
+            ]
+            _create_table_view(con, schema, files)
+        con.execute(
+            "CREATE VIEW generations AS SELECT run_id, case_id, generation_key, "
+            "generate_hit, output, context FROM cases"
+        )
+    except duckdb.Error as error:
+        con.close()
+        raise StoreError(
+            f"cannot open the store's views: {one_line(error)}", path=store.url
+        ) from error
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _children(store: ResultsStore, container: str) -> dict[str, set[str]]:
+    """The files directly inside each ``<container>/<id>/`` directory."""
+    out: dict[str, set[str]] = {}
+    for relpath in store.list(container):
+        parts = relpath.split("/")
+        if len(parts) == 3:
+            out.setdefault(parts[1], set()).add(parts[2])
+    return out
+
+
+def _duckdb_path(store: ResultsStore, relpath: str) -> str:
+    full = store.full_path(relpath)
+    return full if store.is_local else store.fs.unstrip_protocol(full)
+
+
+def _pick(manifest: dict[str, Any], dotted: str) -> Any:
+    value: Any = manifest
+    for part in dotted.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def _text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return canonical_json(value)
+
+
+def _manifest_row(
+    name: str, data: bytes, columns: tuple[tuple[str, tuple[str, ...]], ...], url: str
+) -> tuple[str | None, ...]:
+    try:
+        manifest = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise StoreError(f"invalid manifest JSON: {one_line(error)}", path=url) from error
+    if not isinstance(manifest, dict):
+        raise StoreError("a manifest must be a JSON object", path=url)
+    values: list[str | None] = [name]
+    for _, candidates in columns:
+        found = next(
+            (v for v in (_pick(manifest, c) for c in candidates) if v is not None), None
+        )
+        values.append(_text(found))
+    values.append(canonical_json(manifest))
+    return tuple(values)
+
+
+def _create_manifest_view(
+    con: duckdb.DuckDBPyConnection,
+    view: str,
+    id_column: str,
+    columns: tuple[tuple[str, tuple[str, ...]], ...],
+    rows: list[tuple[str | None, ...]],
+) -> None:
+    names = [id_column, *(column for column, _ in columns), "manifest"]
+    table = f"_{view}_manifests"
+    con.execute(f"CREATE TABLE {table} ({', '.join(f'{n} VARCHAR' for n in names)})")
+    if rows:
+        placeholders = ", ".join("?" for _ in names)
+        con.executemany(f"INSERT INTO {table} VALUES ({placeholders})", rows)
+    con.execute(f"CREATE VIEW {view} AS SELECT * FROM {table} ORDER BY {id_column}")
+
+
+def _create_table_view(
+    con: duckdb.DuckDBPyConnection, schema: TableSchema, files: list[str]
+) -> None:
+    cast: Callable[[str, str], str]
+    if files:
+        source = (
+            f" FROM read_parquet([{', '.join(sql_string(f) for f in files)}], union_by_name=true)"
+        )
+
+        def cast(name: str, kind: str) -> str:
+            return f'CAST("{name}" AS {kind}) AS "{name}"'
+
+    else:
+        source = " WHERE false"
+
+        def cast(name: str, kind: str) -> str:
+            return f'CAST(NULL AS {kind}) AS "{name}"'
+
+    select = ", ".join(cast(name, schema.storage_type(name)) for name in schema.names)
+    con.execute(f"CREATE VIEW {schema.name} AS SELECT {select}{source}")

@@ -1,0 +1,64 @@
+"""Prefect tasks: one per stage, each over a batch of cases with per-case caching."""
+
+from oloproof.tasks._assemble import assemble_context
+from oloproof.tasks._assemble_task import assemble_contexts
+from oloproof.tasks._batch import Batch, plan_batches
+from oloproof.tasks._environment import (
+    RunContext,
+    RunEnvironment,
+    add_progress_hook,
+    environment,
+    prepare_environment,
+    register_environment,
+    release_environment,
+    remove_progress_hook,
+)
+from oloproof.tasks._execution import lookup_executions, record_executions
+from oloproof.tasks._generate import generate_outputs
+from oloproof.tasks._identity import (
+    SCHEMA_VERSION,
+    assembly_key,
+    content_hash,
+    execution_key,
+    generation_key,
+    judgment_key,
+    retrieval_key,
+)
+from oloproof.tasks._judge import judge_cases
+from oloproof.tasks._persist import case_rows, retrieval_rows, write_run
+from oloproof.tasks._policy import BatchIdentity
+from oloproof.tasks._retrieve import retrieve_passages
+from oloproof.tasks._summarize import cache_counts, summarize_run
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Batch",
+    "BatchIdentity",
+    "RunContext",
+    "RunEnvironment",
+    "add_progress_hook",
+    "assemble_context",
+    "assemble_contexts",
+    "assembly_key",
+    "cache_counts",
+    "case_rows",
+    "content_hash",
+    "environment",
+    "execution_key",
+    "generate_outputs",
+    "generation_key",
+    "judge_cases",
+    "judgment_key",
+    "lookup_executions",
+    "plan_batches",
+    "prepare_environment",
+    "record_executions",
+    "register_environment",
+    "release_environment",
+    "remove_progress_hook",
+    "retrieval_key",
+    "retrieval_rows",
+    "retrieve_passages",
+    "summarize_run",
+    "write_run",
+]

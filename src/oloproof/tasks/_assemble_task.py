@@ -1,0 +1,92 @@
+"""The assemble stage: apply top-k and the token budget to each retrieval."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefect import task
+
+from oloproof._exceptions import SystemContractError
+from oloproof._system._passage import Passage
+from oloproof.tasks._assemble import assemble_context
+from oloproof.tasks._batch import Batch
+from oloproof.tasks._cached import Outcome, WorkItem, passthrough, run_cached
+from oloproof.tasks._environment import RunContext, RunEnvironment, environment
+from oloproof.tasks._identity import assembly_key
+from oloproof.tasks._policy import BatchIdentity
+
+__all__ = ["assemble_contexts", "assembly_items"]
+
+
+def assembly_items(
+    env: RunEnvironment, batch: Batch, retrievals: dict[str, Outcome]
+) -> list[WorkItem]:
+    """The assemble work of the batch's cases whose retrieval succeeded."""
+    system = env.system_dict
+    items = []
+    for case_id in batch.case_ids:
+        retrieved = retrievals.get(case_id)
+        if retrieved is None or not retrieved["ok"]:
+            continue
+        candidates = retrieved["record"]["candidates"]
+        items.append(
+            WorkItem(
+                case_id=case_id,
+                key=assembly_key(system, retrieved["key"]),
+                call=_count_all,
+                args=(env, candidates[: system["top_k"]]),
+                finish=lambda counts, candidates=candidates, case_id=case_id: _record(
+                    env, case_id, candidates, counts
+                ),
+            )
+        )
+    return items
+
+
+def _count_all(env: RunEnvironment, offered: list[dict[str, Any]]) -> list[int] | None:
+    if env.system.config.token_budget is None:
+        return None
+    counter = env.system.count_tokens
+    return [counter(Passage(**passage)) for passage in offered]
+
+
+def _record(
+    env: RunEnvironment, case_id: str, candidates: list[dict[str, Any]], counts: Any
+) -> dict[str, Any]:
+    if counts is not None and any(
+        isinstance(count, bool) or not isinstance(count, int) or count < 0 for count in counts
+    ):
+        raise SystemContractError(
+            f"{env.system.config.object}.count_tokens returned {counts!r} for case {case_id!r}; "
+            "expected non-negative integers",
+            field="count_tokens",
+        )
+    config = env.system.config
+    context, dropped = assemble_context(
+        candidates, top_k=config.top_k or 0, token_budget=config.token_budget, token_counts=counts
+    )
+    return {"context": context, "dropped": dropped}
+
+
+def _identities(inputs: dict[str, Any]) -> list[str]:
+    env = environment(inputs["context"])
+    return [item.key for item in assembly_items(env, inputs["batch"], inputs["retrievals"])]
+
+
+@task(
+    name="assemble",
+    task_run_name="assemble {batch.label}",
+    cache_policy=BatchIdentity(stage="assemble", identities=_identities),
+    persist_result=True,
+    result_serializer="json",
+)
+def assemble_contexts(
+    context: RunContext, batch: Batch, retrievals: dict[str, Outcome]
+) -> dict[str, Outcome]:
+    """Assemble each successfully retrieved case; failed retrievals pass through."""
+    env = environment(context)
+    done = run_cached(env, "assemble", assembly_items(env, batch, retrievals))
+    return {
+        case_id: done.get(case_id) or passthrough(retrievals.get(case_id))
+        for case_id in batch.case_ids
+    }

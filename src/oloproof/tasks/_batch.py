@@ -1,0 +1,54 @@
+"""Batches: how a run's cases are grouped into Prefect task runs.
+
+One task run per case per stage costs milliseconds of engine time and far more
+of API-server ingest at 10,000+ cases, so stages run over batches. Small runs
+get one case per batch, so the Prefect UI shows ``generate refund_review``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = ["Batch", "plan_batches"]
+
+PER_CASE_LIMIT = 32
+"""Runs up to this many cases get one task run per case per stage."""
+
+TARGET_BATCHES = 8
+"""Larger runs are split into about this many batches per stage."""
+
+
+@dataclass(frozen=True)
+class Batch:
+    """An ordered group of case ids run by one task run per stage."""
+
+    index: int
+    case_ids: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        """A name a person can read in the Prefect UI."""
+        if len(self.case_ids) == 1:
+            return self.case_ids[0]
+        return f"{self.case_ids[0]} … {self.case_ids[-1]} ({len(self.case_ids)} cases)"
+
+
+def plan_batches(case_ids: list[str], batch_size: int | None = None) -> list[Batch]:
+    """Split case ids, in order, into batches.
+
+    Args:
+        case_ids: The run's case ids.
+        batch_size: Cases per batch; chosen from the count when ``None``.
+
+    Returns:
+        The batches, covering every case once.
+    """
+    if not case_ids:
+        return []
+    if batch_size is None:
+        batch_size = 1 if len(case_ids) <= PER_CASE_LIMIT else math.ceil(len(case_ids) / TARGET_BATCHES)
+    return [
+        Batch(index=number, case_ids=tuple(case_ids[start : start + batch_size]))
+        for number, start in enumerate(range(0, len(case_ids), batch_size))
+    ]

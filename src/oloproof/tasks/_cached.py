@@ -1,0 +1,145 @@
+"""Per-case caching inside a batch task.
+
+A batch task hands its cases' work items here: records found under their
+identity key are hits; the rest are computed (user calls go through the run's
+shared executor), recorded under their key, and are misses. A case whose user
+call raised is an error outcome — recorded for the run, never cached — and
+the batch as a whole is then kept out of Prefect's cache, so a re-run retries it.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from oloproof.tasks._environment import RunEnvironment
+
+__all__ = [
+    "Outcome",
+    "WorkItem",
+    "is_hit",
+    "outcome",
+    "passthrough",
+    "run_cached",
+    "skip_batch_cache",
+]
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """One case's unit of work in a stage."""
+
+    case_id: str
+    key: str
+    call: Callable[..., Any]
+    args: tuple[Any, ...]
+    finish: Callable[[Any], dict[str, Any]]
+    """Turns the call's value into the stage record (and checks the contract)."""
+
+
+def outcome(
+    *,
+    key: str | None = None,
+    record: dict[str, Any] | None = None,
+    hit: bool = False,
+    error: str | None = None,
+    error_stage: str | None = None,
+    ms: float = 0.0,
+    computed_by: str | None = None,
+) -> dict[str, Any]:
+    """A JSON-native per-case outcome of one stage.
+
+    ``computed_by`` names the run that computed it; an outcome replayed from
+    Prefect's batch cache carries another run's id, and so counts as a hit.
+    """
+    return {
+        "ok": error is None,
+        "hit": hit,
+        "computed_by": computed_by,
+        "key": key,
+        "record": record,
+        "error": error,
+        "error_stage": error_stage if error is not None else None,
+        "ms": ms,
+    }
+
+
+Outcome = dict[str, Any]
+
+
+def skip_batch_cache() -> None:
+    """Keep the current task's result out of Prefect's cache (some case failed)."""
+    try:
+        from prefect.transactions import get_transaction
+    except ImportError:  # pragma: no cover - Prefect is a dependency
+        return
+    transaction = get_transaction()
+    if transaction is not None:
+        transaction.write_on_commit = False
+
+
+def run_cached(
+    env: RunEnvironment, stage: str, items: list[WorkItem], *, use_cache: bool = True
+) -> dict[str, Outcome]:
+    """Resolve each item from the stage cache or by calling it.
+
+    Returns:
+        One outcome per case id.
+
+    Raises:
+        SystemContractError: A call returned something the contract forbids.
+    """
+    results: dict[str, Outcome] = {}
+    cached = env.store.get_records(stage, sorted({i.key for i in items})) if use_cache else {}
+    pending: dict[concurrent.futures.Future[Any], WorkItem] = {}
+    for item in items:
+        if item.key in cached:
+            results[item.case_id] = outcome(key=item.key, record=cached[item.key], hit=True)
+        else:
+            pending[env.executor.submit(item.call, *item.args)] = item
+    if len(results):
+        env.progress(stage, len(results))
+    failed = False
+    for future in concurrent.futures.as_completed(pending):
+        item = pending[future]
+        called = future.result()
+        if called.error is not None:
+            failed = True
+            results[item.case_id] = outcome(
+                key=item.key,
+                error=_describe(called.error),
+                error_stage=stage,
+                ms=called.ms,
+                computed_by=env.context.run_id,
+            )
+        else:
+            record = item.finish(called.value)
+            env.store.put_record(stage, item.key, record)
+            results[item.case_id] = outcome(
+                key=item.key, record=record, ms=called.ms, computed_by=env.context.run_id
+            )
+        env.progress(stage)
+    if failed:
+        skip_batch_cache()
+    return {item.case_id: results[item.case_id] for item in items}
+
+
+def _describe(error: BaseException) -> str:
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    return f"{type(error).__name__}: {error}{where}"
+
+
+def passthrough(upstream: Outcome | None) -> Outcome:
+    """The outcome of a stage that could not run because an earlier stage failed."""
+    if upstream is None:
+        return outcome(error="not run", error_stage="unknown")
+    return outcome(error=upstream["error"], error_stage=upstream["error_stage"])
+
+
+def is_hit(result: Outcome | None, run_id: str) -> bool:
+    """Whether an outcome was served from a cache rather than computed by ``run_id``."""
+    return bool(result and result["ok"] and (result["hit"] or result["computed_by"] != run_id))

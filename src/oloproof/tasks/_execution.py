@@ -1,0 +1,129 @@
+"""The execution cache: one record per case under the whole system's identity.
+
+A plain re-run with nothing changed finds every case here and runs no stage.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefect import task
+
+from oloproof.tasks._batch import Batch
+from oloproof.tasks._cached import Outcome, is_hit
+from oloproof.tasks._environment import RunContext, RunEnvironment, environment
+from oloproof.tasks._identity import execution_key
+
+__all__ = ["lookup_executions", "record_executions"]
+
+_RECORD_FIELDS = (
+    "retrieval_key",
+    "assembly_key",
+    "generation_key",
+    "query",
+    "candidates",
+    "context",
+    "dropped",
+    "output",
+)
+
+
+def _uses_execution_cache(env: RunEnvironment) -> bool:
+    # Diagnosis variants change what a stage sees without changing the system.
+    ctx = env.context
+    return ctx.context_source == "assembled" and ctx.replay_from is None and not ctx.bypass_generation_cache
+
+
+@task(name="lookup-executions", task_run_name="lookup executions ({batch.label})")
+def lookup_executions(context: RunContext, batch: Batch) -> dict[str, dict[str, Any]]:
+    """Return the cached execution of each case of the batch that has one."""
+    env = environment(context)
+    if not _uses_execution_cache(env):
+        return {}
+    system = env.system_dict
+    keys = {case_id: execution_key(system, env.cases[case_id].input) for case_id in batch.case_ids}
+    found = env.store.get_records("execute", sorted(set(keys.values())))
+    env.progress("execute", sum(1 for key in keys.values() if key in found))
+    return {
+        case_id: {**found[key], "execution_key": key}
+        for case_id, key in keys.items()
+        if key in found
+    }
+
+
+def _merge(case_id: str, key: str, stages: dict[str, Outcome | None], run_id: str) -> dict[str, Any]:
+    retrieved, assembled, generated = stages["retrieve"], stages["assemble"], stages["generate"]
+    failed = next((o for o in (retrieved, assembled, generated) if o is not None and not o["ok"]), None)
+    result: dict[str, Any] = {
+        "case_id": case_id,
+        "status": "missing" if failed else "ok",
+        "error_stage": failed["error_stage"] if failed else None,
+        "error": failed["error"] if failed else None,
+        "execution_key": key,
+        "execution_hit": False,
+        "retrieve_hit": is_hit(retrieved, run_id),
+        "generate_hit": is_hit(generated, run_id),
+        "retrieve_ran": retrieved is not None and retrieved["error_stage"] in (None, "retrieve"),
+        "generate_ran": generated is not None and generated["error_stage"] in (None, "generate"),
+        "retrieve_ms": retrieved["ms"] if retrieved else None,
+        "generate_ms": generated["ms"] if generated else None,
+        "retrieval_key": retrieved["key"] if retrieved else None,
+        "assembly_key": assembled["key"] if assembled else None,
+        "generation_key": generated["key"] if generated else None,
+        "query": None, "candidates": None, "context": None, "dropped": None, "output": None,
+    }
+    if retrieved and retrieved["ok"]:
+        result["query"] = retrieved["record"]["query"]
+        result["candidates"] = retrieved["record"]["candidates"]
+    if assembled and assembled["ok"]:
+        result["context"] = assembled["record"]["context"]
+        result["dropped"] = assembled["record"]["dropped"]
+    if generated and generated["ok"]:
+        result["output"] = generated["record"]["output"]
+    return result
+
+
+@task(name="record-executions", task_run_name="record executions ({batch.label})", retries=2)
+def record_executions(
+    context: RunContext,
+    batch: Batch,
+    cached: dict[str, dict[str, Any]],
+    retrievals: dict[str, Outcome] | None,
+    assemblies: dict[str, Outcome] | None,
+    generations: dict[str, Outcome] | None,
+) -> dict[str, dict[str, Any]]:
+    """Merge each case's stage outcomes and record successful executions."""
+    env = environment(context)
+    system = env.system_dict
+    results: dict[str, dict[str, Any]] = {}
+    for case_id in batch.case_ids:
+        if case_id in cached:
+            results[case_id] = _from_cache(case_id, cached[case_id])
+            continue
+        key = execution_key(system, env.cases[case_id].input)
+        stages = {
+            name: (None if outcomes is None else outcomes.get(case_id))
+            for name, outcomes in (("retrieve", retrievals), ("assemble", assemblies), ("generate", generations))
+        }
+        results[case_id] = result = _merge(case_id, key, stages, context.run_id)
+        if result["status"] == "ok" and _uses_execution_cache(env):
+            env.store.put_record("execute", key, {name: result[name] for name in _RECORD_FIELDS})
+    return results
+
+
+def _from_cache(case_id: str, record: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **{name: record.get(name) for name in _RECORD_FIELDS},
+        "case_id": case_id,
+        "status": "ok",
+        "error_stage": None,
+        "error": None,
+        "execution_key": record["execution_key"],
+        "execution_hit": True,
+        "retrieve_hit": False,
+        "generate_hit": False,
+        "retrieve_ran": False,
+        "generate_ran": False,
+        "retrieve_ms": None,
+        "generate_ms": None,
+    }

@@ -1,0 +1,101 @@
+"""The generate stage: call ``generate(input, context)`` (or a plain system)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from prefect import task
+
+from oloproof._exceptions import SystemContractError
+from oloproof._system._passage import Passage
+from oloproof.tasks._batch import Batch
+from oloproof.tasks._cached import Outcome, WorkItem, passthrough, run_cached
+from oloproof.tasks._environment import RunContext, RunEnvironment, environment
+from oloproof.tasks._identity import generation_key
+from oloproof.tasks._policy import BatchIdentity
+
+__all__ = ["generate_outputs", "generation_items"]
+
+
+def _context_for(
+    env: RunEnvironment, case_id: str, assembled: Outcome | None
+) -> list[dict[str, Any]] | None:
+    if env.system.config.kind == "plain":
+        return None
+    if env.context.context_source == "gold":
+        gold = env.cases[case_id].expected.gold_context or []
+        return [passage.model_dump(mode="json") for passage in gold]
+    if assembled is None:
+        return []
+    return [
+        {"doc_id": p["doc_id"], "chunk_id": p.get("chunk_id"), "text": p.get("text")}
+        for p in assembled["record"]["context"]
+    ]
+
+
+def generation_items(
+    env: RunEnvironment, batch: Batch, assemblies: dict[str, Outcome] | None
+) -> list[WorkItem]:
+    """The generate work of the batch's cases whose earlier stages succeeded."""
+    system = env.system_dict
+    items = []
+    for case_id in batch.case_ids:
+        assembled = None if assemblies is None else assemblies.get(case_id)
+        if assemblies is not None and (assembled is None or not assembled["ok"]):
+            continue
+        case_input = env.cases[case_id].input
+        context = _context_for(env, case_id, assembled)
+        args: tuple[Any, ...] = (case_input,)
+        if context is not None:
+            args = (case_input, [Passage(**passage) for passage in context])
+        items.append(
+            WorkItem(
+                case_id=case_id,
+                key=generation_key(system, case_input, context),
+                call=env.system.generate,
+                args=args,
+                finish=lambda value, case_id=case_id: _record(env, case_id, value),
+            )
+        )
+    return items
+
+
+def _record(env: RunEnvironment, case_id: str, value: Any) -> dict[str, Any]:
+    try:
+        output = json.loads(json.dumps(value))
+    except (TypeError, ValueError):
+        raise SystemContractError(
+            f"{env.system.config.object} returned a {type(value).__name__} for case {case_id!r}; "
+            "outputs must be JSON-serializable",
+            field="generate",
+        ) from None
+    return {"output": output}
+
+
+def _identities(inputs: dict[str, Any]) -> list[str] | None:
+    env = environment(inputs["context"])
+    if env.context.bypass_generation_cache:
+        return None
+    return [item.key for item in generation_items(env, inputs["batch"], inputs["assemblies"])]
+
+
+@task(
+    name="generate",
+    task_run_name="generate {batch.label}",
+    cache_policy=BatchIdentity(stage="generate", identities=_identities),
+    persist_result=True,
+    result_serializer="json",
+)
+def generate_outputs(
+    context: RunContext, batch: Batch, assemblies: dict[str, Outcome] | None = None
+) -> dict[str, Outcome]:
+    """Generate each ready case of the batch; earlier failures pass through."""
+    env = environment(context)
+    items = generation_items(env, batch, assemblies)
+    done = run_cached(env, "generate", items, use_cache=not context.bypass_generation_cache)
+    return {
+        case_id: done.get(case_id)
+        or passthrough(None if assemblies is None else assemblies.get(case_id))
+        for case_id in batch.case_ids
+    }

@@ -1,0 +1,80 @@
+"""Write a finished run: tables first, the manifest last.
+
+The manifest's presence is what marks a run complete, so a run that crashes
+while writing never looks complete to a reader.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefect import task
+
+from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, run_manifest, run_table
+from oloproof.tasks._environment import RunContext, environment
+
+__all__ = ["case_rows", "retrieval_rows", "write_run"]
+
+
+def case_rows(run_id: str, results: list[dict[str, Any]], facts: dict[str, dict[str, Any]],
+              cases: dict[str, Any]) -> list[dict[str, Any]]:
+    """One ``cases`` row per case."""
+    rows = []
+    for result in results:
+        case = cases[result["case_id"]]
+        rows.append({
+            "run_id": run_id,
+            **{name: result.get(name) for name in (
+                "case_id", "status", "error_stage", "error", "execution_key", "retrieval_key",
+                "assembly_key", "generation_key", "execution_hit", "retrieve_hit", "generate_hit",
+                "output", "retrieve_ms", "generate_ms")},
+            "input": case.input,
+            "expected": case.expected.model_dump(mode="json", exclude_none=True),
+            "metadata": case.metadata,
+            "context": [
+                {key: p.get(key) for key in ("doc_id", "chunk_id", "position", "tokens")}
+                for p in result.get("context") or []
+            ] if result.get("context") is not None else None,
+            "dropped": result.get("dropped"),
+            **facts[result["case_id"]],
+        })
+    return rows
+
+
+def retrieval_rows(run_id: str, results: list[dict[str, Any]], cases: dict[str, Any],
+                   top_k: int | None) -> list[dict[str, Any]]:
+    """One ``retrievals`` row per retrieved candidate."""
+    rows = []
+    for result in results:
+        grades = {u.doc_id: u.grade for u in cases[result["case_id"]].expected.relevant or []}
+        kept = {p["position"] for p in result.get("context") or []}
+        reasons = {p["position"]: p["reason"] for p in result.get("dropped") or []}
+        for position, passage in enumerate(result.get("candidates") or [], start=1):
+            rows.append({
+                "run_id": run_id, "case_id": result["case_id"], "position": position,
+                "doc_id": passage["doc_id"], "chunk_id": passage.get("chunk_id"),
+                "score": passage.get("score"), "text": passage.get("text"),
+                "in_top_k": top_k is not None and position <= top_k,
+                "in_context": position in kept, "drop_reason": reasons.get(position),
+                "relevant_grade": grades.get(passage["doc_id"]),
+            })
+    return rows
+
+
+@task(name="write-run", task_run_name="write run {manifest[run_id]}", retries=3, retry_delay_seconds=1)
+def write_run(
+    context: RunContext, manifest: dict[str, Any], results: list[dict[str, Any]], summary: dict[str, Any]
+) -> str:
+    """Write the run's tables, then its manifest; returns the run id."""
+    env = environment(context)
+    run_id = manifest["run_id"]
+    tables = (
+        (CASES, case_rows(run_id, results, summary["facts"], env.cases)),
+        (RETRIEVALS, retrieval_rows(run_id, results, env.cases, env.system.config.top_k)),
+        (JUDGMENTS, [{"run_id": run_id, **row} for row in summary["judgments"]]),
+        (METRICS, [{"run_id": run_id, **row} for row in summary["metrics"]]),
+    )
+    for schema, rows in tables:
+        env.store.write_table(run_table(run_id, schema.name), rows, schema)
+    env.store.write_json(run_manifest(run_id), manifest)
+    return run_id

@@ -1,0 +1,74 @@
+"""The retrieve stage: call ``retrieve(input, depth)`` and record positions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefect import task
+
+from oloproof._exceptions import SystemContractError
+from oloproof._system._passage import Retrieval
+from oloproof.tasks._batch import Batch
+from oloproof.tasks._cached import Outcome, WorkItem, run_cached
+from oloproof.tasks._environment import RunContext, RunEnvironment, environment
+from oloproof.tasks._identity import retrieval_key
+from oloproof.tasks._policy import BatchIdentity
+
+__all__ = ["retrieve_passages", "retrieval_items"]
+
+
+def retrieval_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
+    """The retrieve work of a batch, keyed by retrieval identity."""
+    system = env.system_dict
+    depth = system["depth"]
+    items = []
+    for case_id in batch.case_ids:
+        case_input = env.cases[case_id].input
+        items.append(
+            WorkItem(
+                case_id=case_id,
+                key=retrieval_key(system, case_input),
+                call=env.system.retrieve,
+                args=(case_input, depth),
+                finish=lambda value, case_id=case_id: _record(env, case_id, value, depth),
+            )
+        )
+    return items
+
+
+def _record(env: RunEnvironment, case_id: str, value: Any, depth: int) -> dict[str, Any]:
+    where = f"{env.system.config.object}.retrieve"
+    if not isinstance(value, Retrieval):
+        raise SystemContractError(
+            f"{where} returned {type(value).__name__} for case {case_id!r}; expected Retrieval",
+            field="retrieve",
+        )
+    if len(value.candidates) > depth:
+        raise SystemContractError(
+            f"{where} returned {len(value.candidates)} candidates for case {case_id!r}; "
+            f"depth is {depth}",
+            field="retrieve",
+        )
+    return {
+        "query": value.query,
+        "depth": depth,
+        "candidates": [passage.model_dump(mode="json") for passage in value.candidates],
+    }
+
+
+def _identities(inputs: dict[str, Any]) -> list[str]:
+    env = environment(inputs["context"])
+    return [item.key for item in retrieval_items(env, inputs["batch"])]
+
+
+@task(
+    name="retrieve",
+    task_run_name="retrieve {batch.label}",
+    cache_policy=BatchIdentity(stage="retrieve", identities=_identities),
+    persist_result=True,
+    result_serializer="json",
+)
+def retrieve_passages(context: RunContext, batch: Batch) -> dict[str, Outcome]:
+    """Retrieve each case of the batch, reusing records under the same identity."""
+    env = environment(context)
+    return run_cached(env, "retrieve", retrieval_items(env, batch))

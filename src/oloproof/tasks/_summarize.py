@@ -1,0 +1,59 @@
+"""Summarize a run: per-case facts, metrics with intervals, cache counts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefect import task
+
+from oloproof.report._facts import case_facts, slice_value
+from oloproof.report._summary import summarize_metrics
+from oloproof.tasks._environment import RunContext, environment
+from oloproof.tasks._judge import settle_judgments
+
+__all__ = ["cache_counts", "summarize_run"]
+
+
+def _count(flags: list[bool]) -> dict[str, int]:
+    hits = sum(1 for flag in flags if flag)
+    return {"hit": hits, "miss": len(flags) - hits}
+
+
+def cache_counts(results: list[dict[str, Any]], judgments: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Hit/miss counts per cache, per case (and per case × criterion for judgments)."""
+    return {
+        "execution": _count([r["execution_hit"] for r in results]),
+        "judgment": _count([j["hit"] for j in judgments if j["judgment_key"] is not None]),
+        "retrieve": _count([r["retrieve_hit"] for r in results if r["retrieve_ran"]]),
+        "generate": _count([r["generate_hit"] for r in results if r["generate_ran"]]),
+    }
+
+
+@task(name="summarize", task_run_name="summarize {context.run_id}")
+def summarize_run(
+    context: RunContext, results: list[dict[str, Any]], judgments: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Per-case facts and the metric rows (overall and per slice)."""
+    env = environment(context)
+    config = env.project.config
+    judgments = settle_judgments(judgments, context.run_id)
+    facts = {
+        r["case_id"]: case_facts(env.cases[r["case_id"]], r, env.system.config.top_k) for r in results
+    }
+    slices = {
+        name: {cid: slice_value(name, env.cases[cid], facts[cid]) for cid in facts}
+        for name in config.slices
+    }
+    metrics = summarize_metrics(
+        judgments,
+        criteria=[(e.criterion, e.kind) for e in env.evaluators],
+        slices=slices,
+        min_slice_support=config.min_slice_support,
+        confidence=config.confidence,
+    )
+    return {
+        "facts": facts,
+        "metrics": metrics,
+        "judgments": judgments,
+        "cache": cache_counts(results, judgments),
+    }
