@@ -60,3 +60,45 @@ def moto_server() -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+REPO = __import__("pathlib").Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "support_rag"
+
+
+@pytest.fixture(scope="session")
+def prefect_api(tmp_path_factory) -> Iterator[None]:
+    """One temporary Prefect server (own PREFECT_HOME and database) for the session."""
+    os.environ.setdefault("PREFECT_HOME", str(tmp_path_factory.mktemp("prefect-home")))
+    os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "CRITICAL")
+    from oloproof._cli._common import quiet_prefect
+
+    quiet_prefect()
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
+
+
+@pytest.fixture
+def example_project(tmp_path) -> __import__("pathlib").Path:
+    """A private copy of examples/support_rag, with its own results store."""
+    import shutil
+
+    target = tmp_path / "support_rag"
+    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns(".oloproof", "__pycache__"))
+    return target
+
+
+@pytest.fixture
+def run_cli(prefect_api, capsys) -> Iterator[object]:
+    """Run ``oloproof`` in-process; returns (exit code, stdout, stderr)."""
+    from oloproof._cli.main import main
+
+    def invoke(*argv: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        code = main(list(argv))
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    yield invoke
