@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
-from oloproof._exceptions import UsageError
 
 __all__ = ["emit_json", "open_store", "quiet_prefect"]
 
@@ -31,20 +29,9 @@ def quiet_prefect() -> None:
 
 def open_store(results: str | None, project: str | None) -> Any:
     """The store named by ``--results``, ``$OLOPROOF_RESULTS`` or a project's ``results``."""
-    from oloproof.config import CONFIG_NAME, load_project
-    from oloproof.store import ResultsStore
+    from oloproof._locate import locate_store
 
-    url = results or os.environ.get("OLOPROOF_RESULTS")
-    options: dict[str, Any] = {}
-    if url is None:
-        directory = Path(project or ".")
-        if not (directory / CONFIG_NAME).is_file() and not directory.suffix in {".yaml", ".yml"}:
-            raise UsageError(
-                f"no results store: pass --results URL or --project DIR (no {CONFIG_NAME} in {directory})"
-            )
-        loaded = load_project(directory)
-        url, options = loaded.results_url, loaded.config.storage_options
-    return ResultsStore(url, options)
+    return locate_store(results, project)
 
 
 def emit_json(value: Any) -> None:

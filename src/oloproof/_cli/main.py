@@ -58,6 +58,23 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--param", dest="params", action="append", default=[], metavar="VALUE",
                        help="a bound parameter ($1, $2, ... in order; repeatable)")
     _add_store_options(query)
+    diagnose = commands.add_parser(
+        "diagnose", help="re-execute a run's failures under an intervention beside a control",
+        description="Labels each failure RETRIEVAL_MISS, RANKED_OUT, CONTEXT_ASSEMBLY_LOSS, "
+        "CONTEXT_DISTRACTION or GENERATION_FAILURE (UNSTABLE when a plain re-execution passes). "
+        "Labels implicate factors; they do not establish causes.",
+    )
+    diagnose.add_argument("run_id", metavar="RUN_ID")
+    diagnose.add_argument("--intervention", required=True, choices=["gold-context", "top-k", "reranker"])
+    diagnose.add_argument("--criterion", required=True, metavar="NAME", help="the criterion whose failures to diagnose")
+    diagnose.add_argument("--top-k", type=int, metavar="N", help="the cut-off to replay with (top-k)")
+    diagnose.add_argument("--reranker", metavar="MODULE:FUNCTION", help="rerank(query, passages) -> passages (reranker)")
+    diagnose.add_argument("--threshold", type=float, metavar="T", help="a score below T fails (score criteria)")
+    _add_store_options(diagnose)
+
+    inspect = commands.add_parser("inspect", help="the cases behind a diagnosis, a comparison's decisions, or a run's cases")
+    inspect.add_argument("id", metavar="ID", help="sha256:... (diagnosis or comparison) or run_...")
+    _add_store_options(inspect)
     return parser
 
 
@@ -66,6 +83,10 @@ def _handler(command: str) -> Callable[[argparse.Namespace], int]:
         from oloproof._cli._run import run_command
 
         return run_command
+    if command in ("diagnose", "inspect"):
+        from oloproof._cli import _diagnose
+
+        return {"diagnose": _diagnose.diagnose_command, "inspect": _diagnose.inspect_command}[command]
     from oloproof._cli import _read
 
     return {"runs": _read.runs_command, "show": _read.show_command, "query": _read.query_command}[command]
@@ -83,6 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OloproofError as error:
         print(f"oloproof: error: {error}", file=sys.stderr)
         return EXIT_INPUT
+    except BrokenPipeError:  # e.g. piped into head
+        return 0
     except KeyboardInterrupt:
         print("oloproof: interrupted", file=sys.stderr)
         return 130

@@ -18,7 +18,13 @@ from oloproof._system._decorators import DECLARATION_ATTRIBUTE, SystemDeclaratio
 from oloproof.config._load import Project
 from oloproof.config._project import RagSettings
 
-__all__ = ["SystemConfig", "SystemHandle", "import_object", "resolve_system"]
+__all__ = [
+    "SystemConfig",
+    "SystemHandle",
+    "import_callable",
+    "import_object",
+    "resolve_system",
+]
 
 
 class SystemConfig(BaseModel):
@@ -175,3 +181,24 @@ def _required(value: Any, project: Project, location: tuple[str, ...]) -> Any:
             "required: set it in oloproof.yaml or in the system's decorator", location
         )
     return value
+
+
+def import_callable(spec: str, *, project_dir: Any, option: str) -> Any:
+    """Import a ``module:function`` named on the command line (e.g. ``--reranker``)."""
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise ConfigError(f"expected module:function, got {spec!r}", path=option)
+    directory = str(project_dir)
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    try:
+        target: Any = importlib.import_module(module_name)
+    except Exception as exc:  # the user's module may raise anything on import
+        raise ConfigError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}", path=option) from None
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise ConfigError(f"module {module_name!r} has no attribute {attribute!r}", path=option)
+        target = getattr(target, part)
+    if not callable(target):
+        raise ConfigError(f"{spec} is not callable", path=option)
+    return target

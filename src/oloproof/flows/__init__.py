@@ -1,5 +1,6 @@
 """Prefect flows: run, diagnose, compare."""
 
+from oloproof.flows._diagnose import INTERVENTIONS, diagnose
 from oloproof.flows._run import evaluate
 
-__all__ = ["evaluate"]
+__all__ = ["INTERVENTIONS", "diagnose", "evaluate"]

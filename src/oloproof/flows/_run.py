@@ -67,6 +67,8 @@ def _context(params: dict[str, Any]) -> RunContext:
         context_source=params.get("context_source") or "assembled",
         reranker=params.get("reranker"),
         bypass_generation_cache=bool(params.get("bypass_generation_cache")),
+        case_ids=tuple(params["case_ids"]) if params.get("case_ids") is not None else None,
+        parent=params.get("parent"),
     )
 
 
@@ -116,7 +118,9 @@ def _manifest(env: RunEnvironment, summary: dict[str, Any], started: str) -> dic
         "confidence": config.confidence,
         "cache": summary["cache"],
         "variant": {"context_source": ctx.context_source, "replay_from": ctx.replay_from,
-                    "reranker": ctx.reranker, "bypass_generation_cache": ctx.bypass_generation_cache},
+                    "reranker": ctx.reranker, "bypass_generation_cache": ctx.bypass_generation_cache,
+                    "case_ids": list(ctx.case_ids) if ctx.case_ids is not None else None},
+        "parent": ctx.parent,
     }
 
 
@@ -136,6 +140,8 @@ def evaluate(
     context_source: str = "assembled",
     reranker: str | None = None,
     bypass_generation_cache: bool = False,
+    case_ids: list[str] | None = None,
+    parent: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Evaluate a project: run every stage over every case, judge, and record the run.
 
@@ -149,6 +155,8 @@ def evaluate(
         context_source: ``assembled``, or ``gold`` to generate from ``expected.gold_context``.
         reranker: ``module:function`` applied to replayed candidates.
         bypass_generation_cache: Re-execute generation even when cached.
+        case_ids: Run only these cases (diagnosis child runs).
+        parent: What a child run was run for (recorded in its manifest).
 
     Returns:
         The run manifest, with ``metrics`` and per-case ``facts``.
@@ -159,7 +167,8 @@ def evaluate(
     context = _context(params)
     env = environment(context)
     try:
-        _name_flow_run(run_name(env))
+        if context.parent is None:  # child runs keep the name their parent flow gave
+            _name_flow_run(run_name(env))
         tasks = _stage_tasks(env)
         batches = plan_batches(list(env.cases), env.project.config.batch_size)
         lookups = [lookup_executions.submit(context, batch) for batch in batches]
@@ -175,6 +184,11 @@ def evaluate(
         summary = summarize_run.submit(context, case_results, judgments).result()
         manifest = _manifest(env, summary, started)
         write_run.submit(context, manifest, case_results, summary).result()
-        return {**manifest, "metrics": summary["metrics"], "facts": summary["facts"]}
+        return {
+            **manifest,
+            "metrics": summary["metrics"],
+            "facts": summary["facts"],
+            "judgments": summary["judgments"],
+        }
     finally:
         release_environment(context.run_id)

@@ -1,5 +1,6 @@
 """Reports: per-case facts, metric summaries and their text rendering."""
 
+from oloproof.report._cases import render_run_cases
 from oloproof.report._facts import best_relevant_position, case_facts, slice_value
 from oloproof.report._render import (
     basis_text,
@@ -20,6 +21,7 @@ __all__ = [
     "estimate_text",
     "interval_text",
     "render_run",
+    "render_run_cases",
     "render_slices",
     "render_table",
     "slice_value",

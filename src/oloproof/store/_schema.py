@@ -128,7 +128,7 @@ def _schema(name: str, *columns: str) -> TableSchema:
 CASES = _schema(
     "cases",
     "run_id", "case_id", "status", "error_stage", "error",
-    "execution_key", "retrieval_key", "assembly_key", "generation_key",
+    "execution_key", "retrieval_key", "assembly_key", "generation_key", "query",
     "execution_hit BOOLEAN", "retrieve_hit BOOLEAN", "generate_hit BOOLEAN",
     "input JSON", "expected JSON", "metadata JSON", "output JSON",
     "context JSON", "dropped JSON",

@@ -106,7 +106,9 @@ def build_connection(store: ResultsStore) -> duckdb.DuckDBPyConnection:
                 if path not in contents:  # removed since it was listed
                     complete[container].discard(name)
                     continue
-                rows.append(_manifest_row(name, contents[path], columns, store.url_for(path)))
+                # Content-addressed ids read as they are printed: sha256:<hex>.
+                shown = name if container == _layout.RUNS_DIR else f"sha256:{name}"
+                rows.append(_manifest_row(shown, contents[path], columns, store.url_for(path)))
             _create_manifest_view(con, view, id_column, columns, rows)
         for container, filename, schema in _TABLE_FILES:
             files = [

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from oloproof._exceptions import SystemContractError
 from oloproof.tasks._environment import RunEnvironment
 
 __all__ = [
@@ -86,6 +87,9 @@ def run_cached(
 ) -> dict[str, Outcome]:
     """Resolve each item from the stage cache or by calling it.
 
+    With ``use_cache=False`` nothing is read from or written to the stage cache
+    (diagnosis controls and replays re-execute on purpose).
+
     Returns:
         One outcome per case id.
 
@@ -106,6 +110,8 @@ def run_cached(
     for future in concurrent.futures.as_completed(pending):
         item = pending[future]
         called = future.result()
+        if isinstance(called.error, SystemContractError):
+            raise called.error  # a broken contract stops the run; it is not a failing case
         if called.error is not None:
             failed = True
             results[item.case_id] = outcome(
@@ -117,7 +123,8 @@ def run_cached(
             )
         else:
             record = item.finish(called.value)
-            env.store.put_record(stage, item.key, record)
+            if use_cache:
+                env.store.put_record(stage, item.key, record)
             results[item.case_id] = outcome(
                 key=item.key, record=record, ms=called.ms, computed_by=env.context.run_id
             )

@@ -12,12 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from oloproof._system._resolve import SystemHandle, resolve_system
+from oloproof._exceptions import DatasetError
+from oloproof._system._resolve import SystemHandle, import_callable, resolve_system
 from oloproof.config import Project, load_project
 from oloproof.dataset import Case, Dataset, load_cases
 from oloproof.evaluators import Evaluator, build_evaluators
 from oloproof.store import ResultsStore
 from oloproof.tasks._executor import StageExecutor
+from oloproof.tasks._replay import load_recorded_retrievals
 
 __all__ = [
     "RunContext",
@@ -52,6 +54,10 @@ class RunContext:
     """``module:function`` re-ranking replayed candidates before assembly."""
     bypass_generation_cache: bool = False
     """Re-execute generation even when a cached record exists (diagnosis controls)."""
+    case_ids: tuple[str, ...] | None = None
+    """Run only these cases of the dataset (diagnosis child runs)."""
+    parent: dict[str, Any] | None = None
+    """What a child run was run for: ``{"diagnosis_request": ..., "role": ...}``."""
 
 
 @dataclass
@@ -66,6 +72,10 @@ class RunEnvironment:
     store: ResultsStore
     executor: StageExecutor
     cases: dict[str, Case] = field(default_factory=dict)
+    recorded: dict[str, dict[str, Any]] | None = None
+    """The parent run's recorded retrievals, when replaying."""
+    reranker: Callable[..., Any] | None = None
+    """The re-ranker applied to replayed candidates."""
 
     @property
     def system_dict(self) -> dict[str, Any]:
@@ -85,7 +95,23 @@ def prepare_environment(context: RunContext) -> RunEnvironment:
     )
     dataset = load_cases(project.dataset_url, project.config.storage_options)
     store = ResultsStore(project.results_url, project.config.storage_options)
+    cases = {case.id: case for case in dataset.cases}
+    if context.case_ids is not None:
+        unknown = sorted(set(context.case_ids) - set(cases))
+        if unknown:
+            raise DatasetError(
+                f"no case with id {unknown[0]!r} in the dataset", path=dataset.url, field="id"
+            )
+        wanted = set(context.case_ids)
+        cases = {case_id: case for case_id, case in cases.items() if case_id in wanted}
+    recorded = reranker = None
+    if context.replay_from is not None:
+        recorded = load_recorded_retrievals(store, context.replay_from)
+    if context.reranker is not None:
+        reranker = import_callable(context.reranker, project_dir=project.directory, option="--reranker")
     return RunEnvironment(
+        recorded=recorded,
+        reranker=reranker,
         context=context,
         project=project,
         system=system,
@@ -93,7 +119,7 @@ def prepare_environment(context: RunContext) -> RunEnvironment:
         evaluators=evaluators,
         store=store,
         executor=StageExecutor(project.config.max_concurrency),
-        cases={case.id: case for case in dataset.cases},
+        cases=cases,
     )
 
 

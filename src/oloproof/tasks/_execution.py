@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from prefect import task
+from prefect.cache_policies import NO_CACHE
 
 from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import Outcome, is_hit
@@ -34,7 +35,7 @@ def _uses_execution_cache(env: RunEnvironment) -> bool:
     return ctx.context_source == "assembled" and ctx.replay_from is None and not ctx.bypass_generation_cache
 
 
-@task(name="lookup-executions", task_run_name="lookup executions ({batch.label})")
+@task(cache_policy=NO_CACHE, name="lookup-executions", task_run_name="lookup executions ({batch.label})")
 def lookup_executions(context: RunContext, batch: Batch) -> dict[str, dict[str, Any]]:
     """Return the cached execution of each case of the batch that has one."""
     env = environment(context)
@@ -63,7 +64,9 @@ def _merge(case_id: str, key: str, stages: dict[str, Outcome | None], run_id: st
         "execution_hit": False,
         "retrieve_hit": is_hit(retrieved, run_id),
         "generate_hit": is_hit(generated, run_id),
-        "retrieve_ran": retrieved is not None and retrieved["error_stage"] in (None, "retrieve"),
+        "retrieve_ran": retrieved is not None
+        and retrieved["error_stage"] in (None, "retrieve")
+        and not (retrieved["record"] or {}).get("replayed"),
         "generate_ran": generated is not None and generated["error_stage"] in (None, "generate"),
         "retrieve_ms": retrieved["ms"] if retrieved else None,
         "generate_ms": generated["ms"] if generated else None,
@@ -83,7 +86,7 @@ def _merge(case_id: str, key: str, stages: dict[str, Outcome | None], run_id: st
     return result
 
 
-@task(name="record-executions", task_run_name="record executions ({batch.label})", retries=2)
+@task(cache_policy=NO_CACHE, name="record-executions", task_run_name="record executions ({batch.label})", retries=2)
 def record_executions(
     context: RunContext,
     batch: Batch,

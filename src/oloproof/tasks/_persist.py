@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from prefect import task
+from prefect.cache_policies import NO_CACHE
 
 from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, run_manifest, run_table
 from oloproof.tasks._environment import RunContext, environment
@@ -26,7 +27,7 @@ def case_rows(run_id: str, results: list[dict[str, Any]], facts: dict[str, dict[
             "run_id": run_id,
             **{name: result.get(name) for name in (
                 "case_id", "status", "error_stage", "error", "execution_key", "retrieval_key",
-                "assembly_key", "generation_key", "execution_hit", "retrieve_hit", "generate_hit",
+                "assembly_key", "generation_key", "query", "execution_hit", "retrieve_hit", "generate_hit",
                 "output", "retrieve_ms", "generate_ms")},
             "input": case.input,
             "expected": case.expected.model_dump(mode="json", exclude_none=True),
@@ -61,7 +62,7 @@ def retrieval_rows(run_id: str, results: list[dict[str, Any]], cases: dict[str, 
     return rows
 
 
-@task(name="write-run", task_run_name="write run {manifest[run_id]}", retries=3, retry_delay_seconds=1)
+@task(cache_policy=NO_CACHE, name="write-run", task_run_name="write run {manifest[run_id]}", retries=3, retry_delay_seconds=1)
 def write_run(
     context: RunContext, manifest: dict[str, Any], results: list[dict[str, Any]], summary: dict[str, Any]
 ) -> str:

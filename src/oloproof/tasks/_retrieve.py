@@ -6,12 +6,13 @@ from typing import Any
 
 from prefect import task
 
-from oloproof._exceptions import SystemContractError
+from oloproof._exceptions import NotFoundError, SystemContractError
 from oloproof._system._passage import Retrieval
 from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import Outcome, WorkItem, run_cached
 from oloproof.tasks._environment import RunContext, RunEnvironment, environment
-from oloproof.tasks._identity import retrieval_key
+from oloproof.tasks._identity import content_hash, retrieval_key
+from oloproof.tasks._replay import replay_retrieval
 from oloproof.tasks._policy import BatchIdentity
 
 __all__ = ["retrieve_passages", "retrieval_items"]
@@ -19,6 +20,8 @@ __all__ = ["retrieve_passages", "retrieval_items"]
 
 def retrieval_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
     """The retrieve work of a batch, keyed by retrieval identity."""
+    if env.recorded is not None:
+        return _replay_items(env, batch)
     system = env.system_dict
     depth = system["depth"]
     items = []
@@ -31,6 +34,30 @@ def retrieval_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
                 call=env.system.retrieve,
                 args=(case_input, depth),
                 finish=lambda value, case_id=case_id: _record(env, case_id, value, depth),
+            )
+        )
+    return items
+
+
+def _replay_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
+    # Replays are keyed by what they replay; they never touch the retrieve cache.
+    depth = env.system_dict["depth"]
+    where = f"re-ranker {env.context.reranker}"
+    items = []
+    for case_id in batch.case_ids:
+        recorded = (env.recorded or {}).get(case_id)
+        if recorded is None:
+            raise NotFoundError(
+                f"run {env.context.replay_from} has no recorded retrieval for case {case_id!r}",
+                field="replay_from",
+            )
+        items.append(
+            WorkItem(
+                case_id=case_id,
+                key=content_hash({"replay": env.context.replay_from, "case": case_id, "reranker": env.context.reranker}),
+                call=replay_retrieval,
+                args=(recorded, depth, env.reranker, where),
+                finish=lambda value, case_id=case_id: {**_record(env, case_id, value, depth), "replayed": True},
             )
         )
     return items
@@ -56,8 +83,10 @@ def _record(env: RunEnvironment, case_id: str, value: Any, depth: int) -> dict[s
     }
 
 
-def _identities(inputs: dict[str, Any]) -> list[str]:
+def _identities(inputs: dict[str, Any]) -> list[str] | None:
     env = environment(inputs["context"])
+    if env.recorded is not None:
+        return None  # a replay is cheap and must reflect the re-ranker as it is now
     return [item.key for item in retrieval_items(env, inputs["batch"])]
 
 
@@ -71,4 +100,4 @@ def _identities(inputs: dict[str, Any]) -> list[str]:
 def retrieve_passages(context: RunContext, batch: Batch) -> dict[str, Outcome]:
     """Retrieve each case of the batch, reusing records under the same identity."""
     env = environment(context)
-    return run_cached(env, "retrieve", retrieval_items(env, batch))
+    return run_cached(env, "retrieve", retrieval_items(env, batch), use_cache=env.recorded is None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from prefect import task
+from prefect.cache_policies import NO_CACHE
 
 from oloproof.report._facts import case_facts, slice_value
 from oloproof.report._summary import summarize_metrics
@@ -29,7 +30,7 @@ def cache_counts(results: list[dict[str, Any]], judgments: list[dict[str, Any]])
     }
 
 
-@task(name="summarize", task_run_name="summarize {context.run_id}")
+@task(cache_policy=NO_CACHE, name="summarize", task_run_name="summarize {context.run_id}")
 def summarize_run(
     context: RunContext, results: list[dict[str, Any]], judgments: list[dict[str, Any]]
 ) -> dict[str, Any]:

@@ -1,0 +1,77 @@
+"""``oloproof diagnose`` and ``oloproof inspect``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from oloproof._cli._common import emit_json, open_store, quiet_prefect
+from oloproof._exceptions import NotFoundError, UsageError
+
+__all__ = ["diagnose_command", "inspect_command"]
+
+
+def diagnose_command(args: argparse.Namespace) -> int:
+    """Run (or recall) a diagnosis and print it."""
+    if args.intervention == "top-k" and (args.top_k is None or args.top_k < 1):
+        raise UsageError("--top-k must be an integer of at least 1", field="--top-k")
+    quiet_prefect()
+    store = open_store(args.results, args.project)
+    from oloproof.diagnosis import render_diagnosis
+    from oloproof.flows import diagnose
+
+    record = diagnose(
+        run_id=args.run_id, intervention=args.intervention, criterion=args.criterion,
+        results=store.url, project=args.project, top_k=args.top_k, reranker=args.reranker,
+        threshold=args.threshold,
+    )
+    if args.json:
+        emit_json(record)
+    else:
+        print("\n".join(render_diagnosis(record)))
+    return 0
+
+
+def inspect_command(args: argparse.Namespace) -> int:
+    """Print a diagnosis's cases, a comparison's decisions or a run's cases."""
+    store = open_store(args.results, args.project)
+    target = args.id
+    if target.startswith("sha256:"):
+        return _inspect_content(store, target, args.json)
+    from oloproof._cli._read import load_run
+    from oloproof.report import render_run_cases
+    from oloproof.store import run_table
+
+    report = load_run(store, target)
+    cases = store.read_table(run_table(target, "cases"))
+    judgments = store.read_table(run_table(target, "judgments"))
+    if args.json:
+        emit_json({"run_id": target, "cases": cases, "judgments": judgments})
+    else:
+        print("\n".join(render_run_cases(report, cases, judgments)))
+    return 0
+
+
+def _inspect_content(store: Any, target: str, as_json: bool) -> int:
+    from oloproof.store import comparison_manifest, diagnosis_manifest
+
+    hexid = target.removeprefix("sha256:")
+    if store.exists(diagnosis_manifest(hexid)):
+        from oloproof.diagnosis import render_case_lines
+
+        record = store.read_json(diagnosis_manifest(hexid))
+        if as_json:
+            emit_json(record)
+        else:
+            print("\n".join(render_case_lines(record)))
+        return 0
+    if store.exists(comparison_manifest(hexid)):
+        from oloproof.comparison import render_decisions
+
+        record = store.read_json(comparison_manifest(hexid))
+        if as_json:
+            emit_json(record)
+        else:
+            print("\n".join(render_decisions(record)))
+        return 0
+    raise NotFoundError(f"no diagnosis or comparison {target} in the store", path=store.url)

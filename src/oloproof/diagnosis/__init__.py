@@ -1,0 +1,25 @@
+"""Failure diagnosis by controlled re-execution: selection, labels, rendering."""
+
+from oloproof.diagnosis._labels import FACTORS, LABELS, CaseLabel, Label, implicated_factor, label_case
+from oloproof.diagnosis._render import (
+    intervention_name,
+    render_case_lines,
+    render_diagnosis,
+    render_label_lines,
+)
+from oloproof.diagnosis._select import Selection, select_failures
+
+__all__ = [
+    "FACTORS",
+    "LABELS",
+    "CaseLabel",
+    "Label",
+    "Selection",
+    "implicated_factor",
+    "intervention_name",
+    "label_case",
+    "render_case_lines",
+    "render_diagnosis",
+    "render_label_lines",
+    "select_failures",
+]

@@ -1,0 +1,139 @@
+"""Failure labels from controlled re-execution: factors, never causes.
+
+A label says where the relevant evidence went in the recorded run, for a failure
+that recovered when the intervention replaced what the model saw. It implicates a
+factor; it does not establish why the case failed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "FACTORS",
+    "LABELS",
+    "CaseLabel",
+    "Label",
+    "implicated_factor",
+    "label_case",
+]
+
+
+@dataclass(frozen=True)
+class Label:
+    """A label, its reason code and the sentence the report prints after the count."""
+
+    name: str
+    reason: str
+    description: str
+    factor: str | None
+
+
+LABELS: dict[str, Label] = {
+    label.name: label
+    for label in (
+        Label("RETRIEVAL_MISS", "relevant_not_retrieved",
+              "recovered; no relevant evidence was retrieved", "retrieval"),
+        Label("RANKED_OUT", "relevant_ranked_out",
+              "recovered; relevant evidence was retrieved only below top-k", "top-k cut-off"),
+        Label("CONTEXT_ASSEMBLY_LOSS", "relevant_dropped_from_context",
+              "recovered; relevant evidence within top-k was left out of the context", "context budget"),
+        Label("CONTEXT_DISTRACTION", "recovered_with_relevant_in_context",
+              "recovered; relevant evidence was in the context beside other passages", "context composition"),
+        Label("GENERATION_FAILURE", "fails_with_gold_context",
+              "still failed with the gold context", "generation"),
+        Label("UNSTABLE", "passes_on_plain_reexecution",
+              "passed when re-executed without the intervention; not diagnosed", None),
+    )
+}
+
+FACTORS: dict[str, tuple[str, ...]] = {
+    "context budget": ("a larger token budget", "smaller chunks"),
+    "top-k cut-off": ("a larger top_k", "a reranker"),
+    "retrieval": ("a larger depth", "query rewriting", "hybrid retrieval"),
+    "context composition": ("a reranker", "a smaller top_k"),
+    "generation": ("a different prompt", "a different model"),
+}
+"""Each factor and the candidate experiments that would test it."""
+
+_FACTOR_ORDER = ("context budget", "top-k cut-off", "retrieval", "context composition")
+
+
+@dataclass(frozen=True)
+class CaseLabel:
+    """One diagnosed case."""
+
+    case_id: str
+    label: str
+    reason: str
+    strength: str
+    best_relevant_position: int | None
+    control_passed: bool
+    intervention_passed: bool
+
+
+def label_case(
+    case_id: str,
+    *,
+    control_passed: bool,
+    gold_passed: bool,
+    recorded: dict[str, Any],
+    relevant: set[str],
+    top_k: int,
+) -> CaseLabel:
+    """Label one failed case from its control, its gold-context outcome and the recorded run.
+
+    Args:
+        case_id: The case.
+        control_passed: Whether the plain re-execution passed (then ``UNSTABLE``).
+        gold_passed: Whether generation from ``expected.gold_context`` passed.
+        recorded: The parent run's ``cases`` row: ``best_relevant_position``,
+            ``context`` and ``dropped``.
+        relevant: The relevant document ids.
+        top_k: The parent run's ``top_k``.
+    """
+    position = recorded.get("best_relevant_position")
+    if control_passed:
+        name = "UNSTABLE"
+    elif not gold_passed:
+        name = "GENERATION_FAILURE"
+    elif position is None:
+        name = "RETRIEVAL_MISS"
+    elif position > top_k:
+        name = "RANKED_OUT"
+    elif any(p["doc_id"] in relevant for p in recorded.get("context") or []):
+        name = "CONTEXT_DISTRACTION"
+    else:
+        name = "CONTEXT_ASSEMBLY_LOSS"
+    strength = "intervention_recovery" if gold_passed else "intervention_non_recovery"
+    if name == "UNSTABLE":
+        strength = "control_recovery"
+    return CaseLabel(
+        case_id=case_id,
+        label=name,
+        reason=LABELS[name].reason,
+        strength=strength,
+        best_relevant_position=position,
+        control_passed=control_passed,
+        intervention_passed=gold_passed,
+    )
+
+
+def implicated_factor(labels: list[CaseLabel]) -> tuple[str, int, int] | None:
+    """The factor behind the most recovered failures: ``(factor, count, recovered)``.
+
+    When nothing recovered but some cases still failed with the gold context,
+    generation is implicated among the diagnosed failures.
+    """
+    recovered = [c for c in labels if c.label not in ("UNSTABLE", "GENERATION_FAILURE")]
+    if recovered:
+        counts = {factor: 0 for factor in _FACTOR_ORDER}
+        for case in recovered:
+            counts[LABELS[case.label].factor or ""] += 1
+        factor = max(_FACTOR_ORDER, key=lambda name: (counts[name], -_FACTOR_ORDER.index(name)))
+        return factor, counts[factor], len(recovered)
+    failures = [c for c in labels if c.label == "GENERATION_FAILURE"]
+    if failures:
+        return "generation", len(failures), len(failures)
+    return None

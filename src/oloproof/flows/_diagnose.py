@@ -1,0 +1,155 @@
+"""The diagnose flow: re-execute a run's failures under an intervention beside a control.
+
+Child runs (gold context, control, a replay under a new setting, replay control)
+are ordinary runs, run as subflows of this one and recorded in the store.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from prefect import flow
+
+from oloproof._exceptions import UsageError
+from oloproof._system._resolve import import_callable
+from oloproof.diagnosis import select_failures
+from oloproof.flows._run import evaluate
+from oloproof._locate import locate_store
+from oloproof.tasks._diagnose import (
+    diagnosis_id_of,
+    find_diagnosis,
+    label_failures,
+    load_parent_run,
+    write_diagnosis,
+)
+from oloproof.tasks._identity import content_hash
+
+__all__ = ["INTERVENTIONS", "diagnose", "parent_overrides"]
+
+INTERVENTIONS = ("gold-context", "top-k", "reranker")
+
+
+def parent_overrides(manifest: dict[str, Any], results: str) -> list[str]:
+    """``--set`` overrides that reproduce the parent run's system, dataset and store."""
+    system = manifest["system"]
+    overrides = [f"system.name={json.dumps(system['name'])}", f"system.version={json.dumps(system['version'])}"]
+    for name in ("depth", "top_k", "token_budget", "index_version", "retriever_version"):
+        overrides.append(f"system.rag.{name}={json.dumps(system.get(name))}")
+    overrides += [f"dataset={json.dumps(manifest['dataset'])}", f"results={json.dumps(results)}"]
+    return overrides
+
+
+def check_request(parent: dict[str, Any], intervention: str, top_k: int | None, reranker: str | None) -> None:
+    """Refuse an impossible request before anything runs or is written."""
+    system = parent["manifest"]["system"]
+    if system["kind"] != "rag":
+        raise UsageError("diagnosis re-executes retrieval and generation: it needs a @rag_system run")
+    if intervention == "top-k":
+        if top_k is None or top_k < 1:
+            raise UsageError("--top-k must be an integer of at least 1", field="--top-k")
+        if top_k > system["depth"]:
+            raise UsageError(f"--top-k {top_k} exceeds the run's depth ({system['depth']})", field="--top-k")
+    if intervention == "reranker":
+        if not reranker:
+            raise UsageError("--intervention reranker needs --reranker module:function", field="--reranker")
+        import_callable(reranker, project_dir=parent["manifest"]["project"], option="--reranker")
+
+
+def _child(parent: dict[str, Any], results: str, cases: list[str], role: str, request: str, **options: Any) -> dict[str, Any]:
+    manifest = parent["manifest"]
+    extra = options.pop("overrides", [])
+    return evaluate.with_options(flow_run_name=f"diagnose {role} · {len(cases)} cases")(
+        project=manifest["project"],
+        overrides=parent_overrides(manifest, results) + extra,
+        case_ids=cases,
+        bypass_generation_cache=True,
+        parent={"run_id": manifest["run_id"], "diagnosis_request": request, "role": role},
+        **options,
+    )
+
+
+@flow(name="oloproof-diagnose", flow_run_name="diagnose {run_id} {intervention}", validate_parameters=False)
+def diagnose(
+    run_id: str,
+    intervention: str,
+    criterion: str,
+    results: str | None = None,
+    project: str | None = None,
+    top_k: int | None = None,
+    reranker: str | None = None,
+    threshold: float | None = None,
+) -> dict[str, Any]:
+    """Diagnose the failures of ``criterion`` in ``run_id`` under one intervention.
+
+    Returns:
+        The diagnosis record (also written to the store).
+    """
+    if intervention not in INTERVENTIONS:
+        raise UsageError(f"unknown intervention {intervention!r} (known: {', '.join(INTERVENTIONS)})")
+    store = locate_store(results, project)
+    results = store.url
+    settings = {"top_k": top_k} if intervention == "top-k" else {"reranker": reranker} if intervention == "reranker" else {}
+    request = content_hash({"parent": run_id, "criterion": criterion, "threshold": threshold,
+                            "intervention": intervention, "settings": settings})
+    existing = find_diagnosis(store, request)
+    if existing is not None:
+        return existing
+    parent = load_parent_run(store, run_id)
+    check_request(parent, intervention, top_k, reranker)
+    selection = select_failures(parent["judgments"], parent["cases"], criterion=criterion,
+                                threshold=threshold, run_id=run_id)
+    cases = list(selection.with_gold)
+    record: dict[str, Any] = {"parent_run_id": run_id, "criterion": criterion, "threshold": threshold,
+                              "intervention": intervention, "settings": settings, "labels_from": None,
+                              "without_gold": list(selection.without_gold), "cases": [], "recovered": 0,
+                              "implicated": None, "child_runs": {}}
+    if intervention == "gold-context":
+        if cases:
+            runs = {
+                "gold_context": _child(parent, results, cases, "gold context", request, context_source="gold"),
+                "control": _child(parent, results, cases, "control", request),
+            }
+            record.update(label_failures(parent, cases, runs, criterion, threshold))
+            record["child_runs"] = {role: run["run_id"] for role, run in runs.items()}
+    else:
+        gold = diagnose(run_id, "gold-context", criterion, results, project, threshold=threshold)
+        record.update(_replay(parent, results, cases, request, gold, criterion, threshold, top_k, reranker))
+    record["diagnosis_id"] = diagnosis_id_of(record)
+    record["request"] = request
+    write_diagnosis(store, record, request)
+    return record
+
+
+def _replay(parent: dict[str, Any], results: str, cases: list[str], request: str, gold: dict[str, Any],
+            criterion: str, threshold: float | None, top_k: int | None, reranker: str | None) -> dict[str, Any]:
+    options: dict[str, Any] = {"replay_from": parent["manifest"]["run_id"]}
+    if top_k is not None:
+        options["overrides"] = [f"system.rag.top_k={top_k}"]
+    role = f"top-k {top_k}" if top_k is not None else f"reranker {reranker}"
+    runs: dict[str, Any] = {}
+    if cases:
+        runs["intervention"] = _child(parent, results, cases, role, request, reranker=reranker, **options)
+        runs["replay_control"] = _child(parent, results, cases, "replay control", request,
+                                        replay_from=parent["manifest"]["run_id"])
+    verdicts = {role_: _verdicts(run, criterion, threshold) for role_, run in runs.items()}
+    labelled = {case["case_id"]: case for case in gold["cases"]}
+    merged = []
+    for case_id in cases:
+        control_passed = verdicts["replay_control"].get(case_id, False)
+        merged.append({**labelled[case_id], "replay_control_passed": control_passed,
+                       "intervention_recovered": verdicts["intervention"].get(case_id, False) and not control_passed})
+    return {
+        "cases": merged,
+        "recovered": sum(1 for case in merged if case["intervention_recovered"]),
+        "labels_from": gold["diagnosis_id"],
+        "child_runs": {**gold["child_runs"], **{role_: run["run_id"] for role_, run in runs.items()}},
+    }
+
+
+def _verdicts(run: dict[str, Any], criterion: str, threshold: float | None) -> dict[str, bool]:
+    out = {}
+    for row in run["judgments"]:
+        if row["criterion"] == criterion and row["status"] == "observed":
+            out[row["case_id"]] = bool(row["passed"] if threshold is None else (row["value"] or 0) >= threshold)
+    return out

@@ -1,0 +1,49 @@
+"""``inspect RUN_ID``: one line per case with its verdicts, positions and context."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+__all__ = ["render_run_cases"]
+
+
+def _verdict(row: dict[str, Any]) -> str:
+    if row["status"] != "observed":
+        return f"{row['criterion']} {row['status']} ({row['reason']})"
+    if row["passed"] is not None:
+        return f"{row['criterion']} {'pass' if row['passed'] else 'fail'}"
+    return f"{row['criterion']} {row['value']:.3f}"
+
+
+def _passage(item: dict[str, Any]) -> str:
+    unit = item["doc_id"] if item.get("chunk_id") is None else f"{item['doc_id']}#{item['chunk_id']}"
+    tokens = f", {item['tokens']} tokens" if item.get("tokens") is not None else ""
+    if "reason" in item:
+        return f"{unit} (position {item['position']}, {item['reason']}{tokens})"
+    return f"{unit} (position {item['position']}{tokens})"
+
+
+def render_run_cases(report: dict[str, Any], cases: list[dict[str, Any]], judgments: list[dict[str, Any]]) -> list[str]:
+    """One line per case of a run."""
+    by_case: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in judgments:
+        by_case[row["case_id"]].append(row)
+    lines = [f"Run {report['run_id']} · {len(cases)} cases"]
+    for case in sorted(cases, key=lambda c: c["case_id"]):
+        if case["status"] != "ok":
+            lines.append(f"{case['case_id']}: missing ({case['error_stage']} error: {case['error']})")
+            continue
+        parts = ["; ".join(_verdict(row) for row in by_case[case["case_id"]])]
+        if case.get("relevant_position") is not None:
+            parts.append(f"relevant position {case['relevant_position']}")
+        if case.get("context") is not None:
+            parts.append("context " + (", ".join(_passage(p) for p in case["context"]) or "empty"))
+        dropped = [p for p in case.get("dropped") or [] if p["reason"] != "beyond_top_k"]
+        beyond = [p for p in case.get("dropped") or [] if p["reason"] == "beyond_top_k"]
+        if dropped:
+            parts.append("dropped " + ", ".join(_passage(p) for p in dropped))
+        if beyond:
+            parts.append(f"{len(beyond)} below top-k")
+        lines.append(f"{case['case_id']}: " + " · ".join(parts))
+    return lines

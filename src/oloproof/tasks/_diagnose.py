@@ -1,0 +1,117 @@
+"""Tasks of a diagnosis: read the parent run, label the failures, record the result."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import fsspec
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from oloproof._exceptions import NotFoundError, UsageError
+from oloproof.diagnosis import implicated_factor, label_case
+from oloproof.store import (
+    DIAGNOSIS_LABELS,
+    ResultsStore,
+    diagnosis_labels,
+    diagnosis_manifest,
+    run_manifest,
+    run_table,
+)
+from oloproof.tasks._identity import content_hash
+
+__all__ = ["find_diagnosis", "label_failures", "load_parent_run", "request_path", "write_diagnosis"]
+
+
+def request_path(request: str) -> str:
+    """Where a diagnosis request records the diagnosis that answered it."""
+    return f"diagnoses/requests/{request}.json"
+
+
+@task(cache_policy=NO_CACHE, name="find-diagnosis", retries=2, retry_delay_seconds=1)
+def find_diagnosis(store: ResultsStore, request: str) -> dict[str, Any] | None:
+    """The diagnosis already recorded for this exact request, if any."""
+    if not store.exists(request_path(request)):
+        return None
+    diagnosis_id = store.read_json(request_path(request))["diagnosis_id"]
+    return store.read_json(diagnosis_manifest(diagnosis_id.removeprefix("sha256:")))
+
+
+@task(cache_policy=NO_CACHE, name="load-parent-run", retries=2, retry_delay_seconds=1)
+def load_parent_run(store: ResultsStore, run_id: str) -> dict[str, Any]:
+    """The parent run's manifest, cases and judgments."""
+    if not store.exists(run_manifest(run_id)):
+        raise NotFoundError(f"no complete run {run_id!r} in the store", path=store.url)
+    manifest = store.read_json(run_manifest(run_id))
+    try:
+        with fsspec.open(manifest["dataset"], "rb") as handle:
+            current = hashlib.sha256(handle.read()).hexdigest()
+    except OSError as exc:
+        raise UsageError(f"cannot read the run's dataset: {exc}", path=manifest["dataset"]) from None
+    if current != manifest["dataset_sha256"]:
+        raise UsageError(
+            f"the dataset changed since run {run_id}; diagnosis re-executes the run's own cases",
+            path=manifest["dataset"],
+        )
+    return {
+        "manifest": manifest,
+        "cases": store.read_table(run_table(run_id, "cases")),
+        "judgments": store.read_table(run_table(run_id, "judgments")),
+    }
+
+
+def _passed(run: dict[str, Any], criterion: str, threshold: float | None) -> dict[str, bool]:
+    verdicts = {}
+    for row in run["judgments"]:
+        if row["criterion"] == criterion and row["status"] == "observed":
+            passed = row["passed"] if threshold is None else (row["value"] is not None and row["value"] >= threshold)
+            verdicts[row["case_id"]] = bool(passed)
+    return verdicts
+
+
+@task(cache_policy=NO_CACHE, name="label-failures")
+def label_failures(
+    parent: dict[str, Any], selected: list[str], runs: dict[str, dict[str, Any]], criterion: str,
+    threshold: float | None,
+) -> dict[str, Any]:
+    """Label each selected case from its control and gold-context re-executions."""
+    recorded = {row["case_id"]: row for row in parent["cases"]}
+    control, gold = _passed(runs["control"], criterion, threshold), _passed(runs["gold_context"], criterion, threshold)
+    top_k = parent["manifest"]["system"]["top_k"]
+    labels = []
+    for case_id in selected:
+        relevant = {u["doc_id"] for u in (recorded[case_id].get("expected") or {}).get("relevant") or [] if u.get("grade", 1) > 0}
+        labels.append(label_case(case_id, control_passed=control.get(case_id, False),
+                                 gold_passed=gold.get(case_id, False), recorded=recorded[case_id],
+                                 relevant=relevant, top_k=top_k))
+    implicated = implicated_factor(labels)
+    return {
+        "cases": [vars(label) for label in labels],
+        "recovered": sum(1 for c in labels if c.intervention_passed and not c.control_passed),
+        "implicated": None if implicated is None else dict(zip(("factor", "count", "among"), implicated)),
+    }
+
+
+def diagnosis_id_of(record: dict[str, Any]) -> str:
+    """``sha256:`` of the diagnosis's canonical content (never its child run ids)."""
+    content = {key: record[key] for key in ("parent_run_id", "criterion", "threshold", "intervention", "settings",
+                                            "labels_from", "without_gold")}
+    content["cases"] = [
+        {key: case[key] for key in sorted(case) if key != "child_runs"} for case in record["cases"]
+    ]
+    return "sha256:" + content_hash(content)
+
+
+@task(cache_policy=NO_CACHE, name="write-diagnosis", retries=3, retry_delay_seconds=1)
+def write_diagnosis(store: ResultsStore, record: dict[str, Any], request: str) -> str:
+    """Write the labels, the diagnosis, then the request index; returns the id."""
+    hexid = record["diagnosis_id"].removeprefix("sha256:")
+    rows = [{"diagnosis_id": record["diagnosis_id"], **{k: case.get(k) for k in (
+        "case_id", "label", "reason", "strength", "best_relevant_position", "control_passed",
+        "intervention_passed")}} for case in record["cases"]]
+    store.write_table(diagnosis_labels(hexid), rows, DIAGNOSIS_LABELS)
+    store.write_json(diagnosis_manifest(hexid), record)
+    store.write_json(request_path(request), {"diagnosis_id": record["diagnosis_id"]})
+    return record["diagnosis_id"]
