@@ -75,6 +75,25 @@ def build_parser() -> argparse.ArgumentParser:
     inspect = commands.add_parser("inspect", help="the cases behind a diagnosis, a comparison's decisions, or a run's cases")
     inspect.add_argument("id", metavar="ID", help="sha256:... (diagnosis or comparison) or run_...")
     _add_store_options(inspect)
+    compare = commands.add_parser(
+        "compare", help="pair two runs case by case and gate a release with a policy",
+        description="Differences are candidate minus baseline in percentage points, with a paired "
+        "betting confidence interval (Waudby-Smith & Ramdas 2024, hedged capital, on differences "
+        "mapped to [0, 1]): valid at any n, and never zero-width because pairs agreed. "
+        "Exit 0 on Gate: PASS (or without a policy), 3 on Gate: BLOCK, 2 on bad input.",
+    )
+    compare.add_argument("candidate", metavar="CANDIDATE_RUN")
+    compare.add_argument("baseline", metavar="BASELINE_RUN")
+    compare.add_argument("--policy", metavar="compare.yaml", help="rules deciding the gate")
+    compare.add_argument("--allow-partial", action="store_true",
+                         help="pair what matches when datasets or evaluator specs differ")
+    _add_store_options(compare)
+
+    plan = commands.add_parser("plan", help="paired cases each policy rule would need at a baseline's rates")
+    plan.add_argument("--policy", required=True, metavar="compare.yaml")
+    plan.add_argument("--baseline", required=True, metavar="RUN")
+    plan.add_argument("--seed", type=int, default=0, help="seed of the simulation (default 0)")
+    _add_store_options(plan)
     return parser
 
 
@@ -83,6 +102,10 @@ def _handler(command: str) -> Callable[[argparse.Namespace], int]:
         from oloproof._cli._run import run_command
 
         return run_command
+    if command in ("compare", "plan"):
+        from oloproof._cli import _compare
+
+        return {"compare": _compare.compare_command, "plan": _compare.plan_command}[command]
     if command in ("diagnose", "inspect"):
         from oloproof._cli import _diagnose
 

@@ -1,6 +1,7 @@
 """Prefect flows: run, diagnose, compare."""
 
+from oloproof.flows._compare import compare
 from oloproof.flows._diagnose import INTERVENTIONS, diagnose
 from oloproof.flows._run import evaluate
 
-__all__ = ["INTERVENTIONS", "diagnose", "evaluate"]
+__all__ = ["INTERVENTIONS", "compare", "diagnose", "evaluate"]

@@ -10,17 +10,16 @@ import fsspec
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from oloproof._exceptions import NotFoundError, UsageError
+from oloproof._exceptions import UsageError
 from oloproof.diagnosis import implicated_factor, label_case
 from oloproof.store import (
     DIAGNOSIS_LABELS,
     ResultsStore,
     diagnosis_labels,
     diagnosis_manifest,
-    run_manifest,
-    run_table,
 )
 from oloproof.tasks._identity import content_hash
+from oloproof.tasks._records import read_run_records
 
 __all__ = ["find_diagnosis", "label_failures", "load_parent_run", "request_path", "write_diagnosis"]
 
@@ -41,10 +40,9 @@ def find_diagnosis(store: ResultsStore, request: str) -> dict[str, Any] | None:
 
 @task(cache_policy=NO_CACHE, name="load-parent-run", retries=2, retry_delay_seconds=1)
 def load_parent_run(store: ResultsStore, run_id: str) -> dict[str, Any]:
-    """The parent run's manifest, cases and judgments."""
-    if not store.exists(run_manifest(run_id)):
-        raise NotFoundError(f"no complete run {run_id!r} in the store", path=store.url)
-    manifest = store.read_json(run_manifest(run_id))
+    """The parent run's records; its dataset must be unchanged since the run."""
+    records = read_run_records(store, run_id)
+    manifest = records["manifest"]
     try:
         with fsspec.open(manifest["dataset"], "rb") as handle:
             current = hashlib.sha256(handle.read()).hexdigest()
@@ -55,11 +53,7 @@ def load_parent_run(store: ResultsStore, run_id: str) -> dict[str, Any]:
             f"the dataset changed since run {run_id}; diagnosis re-executes the run's own cases",
             path=manifest["dataset"],
         )
-    return {
-        "manifest": manifest,
-        "cases": store.read_table(run_table(run_id, "cases")),
-        "judgments": store.read_table(run_table(run_id, "judgments")),
-    }
+    return records
 
 
 def _passed(run: dict[str, Any], criterion: str, threshold: float | None) -> dict[str, bool]:

@@ -1,0 +1,129 @@
+"""Comparing two recorded runs: metric lines, exploratory probes and rule decisions."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from oloproof import stats
+from oloproof._exceptions import UsageError
+from oloproof.comparison._pairing import pair_metric, paired_line_values
+from oloproof.comparison._policy import Policy
+
+__all__ = ["check_comparable", "compare_runs", "slice_values"]
+
+
+def _specs(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {entry["criterion"]: entry for entry in manifest["evaluators"]}
+
+
+def check_comparable(candidate: dict[str, Any], baseline: dict[str, Any], *, allow_partial: bool,
+                     policy: Policy | None) -> dict[str, Any]:
+    """Refuse comparisons that would mislead; return what a partial comparison leaves out."""
+    a, b = candidate["manifest"], baseline["manifest"]
+    if a["run_id"] == b["run_id"]:
+        raise UsageError(f"cannot compare run {a['run_id']} with itself")
+    specs_a, specs_b = _specs(a), _specs(b)
+    if policy is not None:
+        for rule in policy.rules:
+            if rule.metric not in specs_a and rule.metric not in specs_b:
+                raise UsageError(f"policy rule {rule.name!r} names metric {rule.metric!r}, which neither run has",
+                                 field=f"rules.{rule.name}.metric")
+    different = sorted(c for c in set(specs_a) & set(specs_b) if specs_a[c]["spec_hash"] != specs_b[c]["spec_hash"])
+    one_sided = sorted(set(specs_a) ^ set(specs_b))
+    same_dataset = a["dataset_sha256"] == b["dataset_sha256"]
+    if not allow_partial:
+        if not same_dataset:
+            raise UsageError("the runs are on different datasets; pass --allow-partial to pair what matches")
+        if different:
+            raise UsageError(f"the runs judge {different[0]} with different evaluator specs; "
+                             "pass --allow-partial to compare the rest")
+    return {"different_specs": different, "one_sided": one_sided, "same_dataset": same_dataset}
+
+
+def slice_values(cases: list[dict[str, Any]], name: str) -> dict[str, str]:
+    """Each baseline case's value of slice ``name`` (cases without one are left out)."""
+    values = {}
+    for row in cases:
+        if name in ("relevant_position", "context_truncated"):
+            value = row.get(name)
+            value = None if value is None else str(value).lower()
+        else:
+            value = row.get("metadata") or {}
+            for part in name.removeprefix("metadata.").split("."):
+                value = value.get(part) if isinstance(value, dict) else None
+            value = None if value is None else str(value)
+        if value is not None:
+            values[row["case_id"]] = value
+    return values
+
+
+def _probes(candidate: dict[str, Any], baseline: dict[str, Any], criteria: list[str], confidence: float) -> list[dict[str, Any]]:
+    manifest = baseline["manifest"]
+    probes = []
+    for name in manifest.get("slices", []):
+        groups: dict[str, set[str]] = defaultdict(set)
+        for case_id, value in slice_values(baseline["cases"], name).items():
+            groups[value].add(case_id)
+        for criterion in criteria:
+            for value in sorted(groups):
+                keep = groups[value]
+                pairing = pair_metric([r for r in candidate["judgments"] if r["case_id"] in keep],
+                                      [r for r in baseline["judgments"] if r["case_id"] in keep], criterion)
+                scored = pairing["paired"] >= manifest.get("min_slice_support", 1)
+                line = paired_line_values(pairing, confidence) if scored else {}
+                probes.append({"slice": name, "slice_value": value, "criterion": criterion, "scored": scored,
+                               **{k: pairing[k] for k in ("paired", "missing", "excluded", "unpaired")}, **line})
+    return probes
+
+
+def _decide(rule: Any, metric: dict[str, Any] | None, judge_validated: bool) -> dict[str, Any]:
+    decision = {"rule": rule.name, "criterion": rule.metric, "kind": rule.kind, "margin": rule.margin}
+    if metric is None or metric["difference"] is None:
+        return {**decision, "verdict": "INSUFFICIENT_EVIDENCE", "reason": "no_pairs"}
+    decision.update({k: metric[k] for k in ("difference", "low", "high", "paired")})
+    if not judge_validated:
+        return {**decision, "verdict": "INSUFFICIENT_EVIDENCE", "reason": "judge_not_validated"}
+    if metric["paired"] < rule.min_pairs:
+        return {**decision, "verdict": "INSUFFICIENT_EVIDENCE", "reason": "too_few_pairs"}
+    interval = stats.Interval(low=metric["low"] / 100, high=metric["high"] / 100,
+                              confidence=metric["confidence"], method=metric["method"])
+    verdict, reason = stats.decide_rule(interval, kind=rule.kind, margin=rule.margin / 100)
+    return {**decision, "verdict": verdict, "reason": reason}
+
+
+def compare_runs(candidate: dict[str, Any], baseline: dict[str, Any], *, policy: Policy | None,
+                 scope: dict[str, Any], validated_judges: set[str]) -> dict[str, Any]:
+    """The comparison's content: metric lines, probes, decisions and the gate."""
+    confidence = policy.confidence if policy is not None else 0.95
+    specs_a, specs_b = _specs(candidate["manifest"]), _specs(baseline["manifest"])
+    criteria = [c for c in specs_b if c in specs_a and c not in scope["different_specs"]]
+    metrics = []
+    for criterion in criteria:
+        pairing = pair_metric(candidate["judgments"], baseline["judgments"], criterion)
+        metrics.append({"criterion": criterion, "confidence": confidence,
+                        **{k: pairing[k] for k in ("paired", "missing", "excluded", "unpaired")},
+                        **paired_line_values(pairing, confidence)})
+    by_criterion = {m["criterion"]: m for m in metrics}
+    decisions = []
+    for rule in policy.rules if policy is not None else []:
+        spec = specs_b.get(rule.metric) or specs_a.get(rule.metric) or {}
+        validated = not spec.get("llm_judge") or spec.get("spec_hash") in validated_judges
+        decisions.append({**_decide(rule, by_criterion.get(rule.metric), validated), "confidence": confidence})
+    gate = None
+    if policy is not None:
+        gate = "PASS" if all(d["verdict"] == "PASS" for d in decisions) else "BLOCK"
+    candidate_ids = {row["case_id"] for row in candidate["cases"]}
+    return {
+        "candidate_run_id": candidate["manifest"]["run_id"],
+        "baseline_run_id": baseline["manifest"]["run_id"],
+        "paired_cases": sum(1 for row in baseline["cases"] if row["case_id"] in candidate_ids),
+        "confidence": confidence,
+        "method": stats.PAIRED_METHOD,
+        "metrics": metrics,
+        "probes": _probes(candidate, baseline, criteria, confidence),
+        "decisions": decisions,
+        "gate": gate,
+        "policy": None if policy is None else policy.model_dump(mode="json"),
+        "scope": scope,
+    }

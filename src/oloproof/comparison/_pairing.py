@@ -1,0 +1,60 @@
+"""Pairing two runs' judgments case by case, per metric.
+
+Nothing is dropped silently: every case of either run is paired, missing (a
+system stage failed in either run), excluded (excluded in either run) or
+unpaired (present in one run only).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from oloproof import stats
+
+__all__ = ["pair_metric", "paired_line_values"]
+
+
+def pair_metric(
+    candidate: list[dict[str, Any]], baseline: list[dict[str, Any]], criterion: str
+) -> dict[str, Any]:
+    """Pair one criterion's judgment rows by case id."""
+    mine = {row["case_id"]: row for row in candidate if row["criterion"] == criterion}
+    theirs = {row["case_id"]: row for row in baseline if row["criterion"] == criterion}
+    pairs: list[tuple[str, float, float]] = []
+    counts: dict[str, int] = defaultdict(int)
+    for case_id in sorted(set(mine) | set(theirs)):
+        a, b = mine.get(case_id), theirs.get(case_id)
+        if a is None or b is None:
+            counts["unpaired"] += 1
+        elif "missing" in (a["status"], b["status"]):
+            counts["missing"] += 1
+        elif "excluded" in (a["status"], b["status"]):
+            counts["excluded"] += 1
+        else:
+            pairs.append((case_id, float(a["value"]), float(b["value"])))
+    return {
+        "criterion": criterion,
+        "pairs": pairs,
+        "paired": len(pairs),
+        "missing": counts["missing"],
+        "excluded": counts["excluded"],
+        "unpaired": counts["unpaired"],
+    }
+
+
+def paired_line_values(pairing: dict[str, Any], confidence: float, seed: int = 0) -> dict[str, Any]:
+    """Difference (candidate − baseline) and its paired interval, in points."""
+    pairs = pairing["pairs"]
+    if not pairs:
+        return {"difference": None, "low": None, "high": None, "method": stats.PAIRED_METHOD}
+    candidate = [a for _, a, _ in pairs]
+    baseline = [b for _, _, b in pairs]
+    interval = stats.paired_difference_interval(candidate, baseline, confidence, seed=seed)
+    difference = sum(a - b for _, a, b in pairs) / len(pairs)
+    return {
+        "difference": difference * 100,
+        "low": interval.low * 100,
+        "high": interval.high * 100,
+        "method": interval.method,
+    }

@@ -1,0 +1,95 @@
+"""``compare.yaml``: the release policy, a list of named rules over metrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from oloproof._exceptions import ConfigError
+from oloproof.config._yaml import load_yaml_with_lines, locate
+
+__all__ = ["Policy", "Rule", "load_policy"]
+
+
+class Rule(BaseModel):
+    """One named rule: a test of the paired difference of one metric."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1)
+    """The rule's name, printed in the decisions."""
+
+    metric: str = Field(min_length=1)
+    """The criterion compared, e.g. ``answer_correct``."""
+
+    kind: Literal["non-inferiority", "superiority", "equivalence"]
+    """``non-inferiority`` (not worse by more than the margin), ``superiority`` (better by
+    more than the margin) or ``equivalence`` (within the margin either way)."""
+
+    margin: float = Field(default=0.0, ge=0.0)
+    """The margin in percentage points (score metrics: points of the [0, 1] scale × 100)."""
+
+    min_pairs: int = Field(default=10, ge=1)
+    """Fewer paired cases than this end ``INSUFFICIENT_EVIDENCE too_few_pairs``."""
+
+    plan_difference: float | None = None
+    """The true difference (points) ``oloproof plan`` assumes; 0 for non-inferiority and
+    equivalence, margin + 5 points for superiority when absent."""
+
+    @field_validator("margin")
+    @classmethod
+    def _finite(cls, value: float) -> float:
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError("margin must be a finite number of points")
+        return value
+
+
+class Policy(BaseModel):
+    """A comparison policy."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
+    """Confidence level of the two-sided paired intervals every rule decides on."""
+
+    rules: list[Rule] = Field(min_length=1)
+    """The rules; the gate passes only when every rule passes."""
+
+    @field_validator("rules")
+    @classmethod
+    def _unique_names(cls, rules: list[Rule]) -> list[Rule]:
+        names = [rule.name for rule in rules]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"rule names must be unique: {', '.join(duplicates)}")
+        return rules
+
+
+def load_policy(path: str | Path) -> Policy:
+    """Read and validate a policy file; errors name the file, line and field."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError("policy file not found", path=str(path))
+    data, lines = load_yaml_with_lines(path.read_text(encoding="utf-8"), path=str(path))
+    try:
+        return Policy.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        location = tuple(error["loc"])
+        kind = error["type"]
+        if kind == "missing":
+            message = "required field is missing"
+        elif kind == "extra_forbidden":
+            message = "unknown field"
+        elif kind == "literal_error":
+            message = f"unknown rule kind {error.get('input')!r} (expected non-inferiority, superiority or equivalence)"
+        else:
+            message = str(error["msg"]).removeprefix("Value error, ")
+            if "input" in error and kind != "value_error":
+                message += f" (got {error['input']!r})"
+        raise ConfigError(
+            message, path=str(path), line=locate(lines, location),
+            field=".".join(str(part) for part in location) or None,
+        ) from None

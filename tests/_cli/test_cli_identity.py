@@ -1,0 +1,59 @@
+"""Stage identity rules, observed through real runs of the example."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def _cache_lines(out: str) -> tuple[str, str]:
+    lines = out.splitlines()
+    cache = next(line for line in lines if line.startswith("Cache: "))
+    stages = next(line for line in lines if line.startswith("Stages: "))
+    return cache, stages
+
+
+def test_each_setting_invalidates_exactly_its_stages(run_cli, example_project):
+    project = str(example_project)
+    code, out, err = run_cli("run", project)
+    assert code == 0, err
+    assert _cache_lines(out) == (
+        "Cache: execution 0 hit/13 miss; judgment 0 hit/65 miss",
+        "Stages: retrieve 0 hit/13 miss; generate 0 hit/13 miss",
+    )
+
+    # top_k is not retrieval identity: every retrieval is reused.
+    code, out, err = run_cli("run", project, "--set", "system.rag.top_k=1")
+    assert code == 0, err
+    cache, stages = _cache_lines(out)
+    assert cache.startswith("Cache: execution 0 hit/13 miss; ")
+    assert stages.startswith("Stages: retrieve 13 hit/0 miss; ")
+
+    # index_version is retrieval identity: nothing is reused there, but the same
+    # contexts come back, so every generation is reused.
+    code, out, err = run_cli("run", project, "--set", "system.rag.index_version=kb-2026-10-01")
+    assert code == 0, err
+    cache, stages = _cache_lines(out)
+    assert cache.startswith("Cache: execution 0 hit/13 miss; ")
+    assert stages == "Stages: retrieve 0 hit/13 miss; generate 13 hit/0 miss"
+
+    # version is generation identity, never retrieval identity.
+    code, out, err = run_cli("run", project, "--set", "system.version=v2")
+    assert code == 0, err
+    cache, stages = _cache_lines(out)
+    assert cache.startswith("Cache: execution 0 hit/13 miss; ")
+    assert stages == "Stages: retrieve 13 hit/0 miss; generate 0 hit/13 miss"
+
+    # Nothing changed since the first run: every case comes from the execution cache.
+    code, out, err = run_cli("run", project, "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["cache"] == {
+        "execution": {"hit": 13, "miss": 0},
+        "judgment": {"hit": 65, "miss": 0},
+        "retrieve": {"hit": 0, "miss": 0},
+        "generate": {"hit": 0, "miss": 0},
+    }

@@ -1,0 +1,170 @@
+"""oloproof.yaml loading, --set overrides and error locations."""
+
+from __future__ import annotations
+
+import pytest
+
+from oloproof._exceptions import ConfigError
+from oloproof.config import apply_overrides, load_project, parse_override
+
+YAML = """\
+system:
+  name: demo
+  version: 1
+  rag:
+    object: app:Rag
+    depth: 6
+    top_k: 2
+    index_version: 2026-09-16
+dataset: cases.jsonl
+evaluators:
+  - {type: contains}
+  - type: hit_rate
+    k: 2
+"""
+
+
+def write(tmp_path, text: str = YAML):
+    (tmp_path / "oloproof.yaml").write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def test_load_reads_the_file_and_resolves_paths(tmp_path):
+    project = load_project(write(tmp_path))
+    config = project.config
+    assert config.system.name == "demo"
+    assert config.system.version == "1"  # YAML int read as a version string
+    assert config.system.rag.index_version == "2026-09-16"  # YAML date read as text
+    assert (config.system.rag.depth, config.system.rag.top_k, config.system.rag.token_budget) == (6, 2, None)
+    assert config.evaluators == [{"type": "contains"}, {"type": "hit_rate", "k": 2}]
+    assert project.directory == tmp_path.resolve()
+    assert project.dataset_url == str((tmp_path / "cases.jsonl").resolve())
+    assert project.results_url == str((tmp_path / ".oloproof" / "results").resolve())
+    assert (config.max_concurrency, config.confidence, config.min_slice_support) == (8, 0.95, 4)
+
+
+def test_load_accepts_the_file_path_itself(tmp_path):
+    write(tmp_path)
+    assert load_project(tmp_path / "oloproof.yaml").config.dataset == "cases.jsonl"
+
+
+def test_remote_urls_are_kept(tmp_path):
+    write(tmp_path, YAML + "results: s3://bucket/prefix\n")
+    project = load_project(tmp_path, ["dataset=s3://bucket/cases.jsonl"])
+    assert project.results_url == "s3://bucket/prefix"
+    assert project.dataset_url == "s3://bucket/cases.jsonl"
+
+
+def test_overrides_are_yaml_typed_and_win(tmp_path):
+    project = load_project(
+        write(tmp_path),
+        ["system.rag.token_budget=120", "system.rag.index_version=kb-2", "system.version=v2", "confidence=0.9"],
+    )
+    rag = project.config.system.rag
+    assert (rag.token_budget, rag.index_version) == (120, "kb-2")
+    assert project.config.system.version == "v2"
+    assert project.config.confidence == 0.9
+    assert project.overridden == frozenset(
+        {"system.rag.token_budget", "system.rag.index_version", "system.version", "confidence"}
+    )
+
+
+def test_parse_override():
+    assert parse_override("a.b=3") == (["a", "b"], 3)
+    assert parse_override("a=[1, 2]") == (["a"], [1, 2])
+    assert parse_override("a=") == (["a"], None)
+    assert parse_override("a=x: y: z") == (["a"], "x: y: z")  # not YAML: kept as text
+    for bad in ("novalue", "=3", "a..b=1", ".a=1"):
+        with pytest.raises(ConfigError) as raised:
+            parse_override(bad)
+        assert raised.value.path == "--set"
+        assert raised.value.message == f"invalid override {bad!r}: expected key.path=value"
+
+
+def test_apply_overrides_creates_mappings_and_refuses_scalars():
+    data = {"system": {"name": "x"}, "dataset": "c.jsonl"}
+    result, touched = apply_overrides(data, ["system.rag.top_k=3"])
+    assert result["system"] == {"name": "x", "rag": {"top_k": 3}}
+    assert data == {"system": {"name": "x"}, "dataset": "c.jsonl"}  # the input is not changed
+    assert touched == {"system.rag.top_k"}
+    with pytest.raises(ConfigError) as raised:
+        apply_overrides(data, ["dataset.path=x"])
+    assert str(raised.value) == "--set: field 'dataset.path': cannot set dataset.path: dataset is not a mapping"
+
+
+def test_a_bad_override_value_names_set_and_the_field(tmp_path):
+    with pytest.raises(ConfigError) as raised:
+        load_project(write(tmp_path), ["system.rag.top_k=abc"])
+    assert str(raised.value) == (
+        "--set: field 'system.rag.top_k': Input should be a valid integer, "
+        "unable to parse string as an integer (got 'abc')"
+    )
+
+
+def test_a_bad_file_value_names_file_line_and_field(tmp_path):
+    write(tmp_path, YAML.replace("depth: 6", "depth: 0"))
+    with pytest.raises(ConfigError) as raised:
+        load_project(tmp_path)
+    error = raised.value
+    assert (error.path, error.line, error.field) == (str(tmp_path / "oloproof.yaml"), 6, "system.rag.depth")
+    assert error.message == "Input should be greater than or equal to 1 (got 0)"
+
+
+def test_unknown_and_missing_fields(tmp_path):
+    write(tmp_path, YAML.replace("dataset: cases.jsonl\n", "datasets: cases.jsonl\n"))
+    with pytest.raises(ConfigError) as raised:
+        load_project(tmp_path)
+    # A missing top-level field has no line of its own: the document's first line.
+    assert str(raised.value) == f"{tmp_path / 'oloproof.yaml'}:1: field 'dataset': required field is missing"
+    write(tmp_path, YAML + "colour: blue\n")
+    with pytest.raises(ConfigError) as raised:
+        load_project(tmp_path)
+    assert str(raised.value) == f"{tmp_path / 'oloproof.yaml'}:14: field 'colour': unknown field"
+
+
+def test_unknown_slice_is_rejected(tmp_path):
+    write(tmp_path, YAML + "slices: [metadata.topic, topic]\n")
+    with pytest.raises(ConfigError) as raised:
+        load_project(tmp_path)
+    assert raised.value.field == "slices"
+    assert raised.value.line == 14
+    assert raised.value.message == (
+        "unknown slice 'topic': expected metadata.<field>, relevant_position or context_truncated"
+    )
+
+
+def test_invalid_yaml_names_the_line(tmp_path):
+    write(tmp_path, YAML.replace("dataset: cases.jsonl", "dataset: cases.jsonl: extra"))
+    with pytest.raises(ConfigError) as raised:
+        load_project(tmp_path)
+    assert str(raised.value) == (
+        f"{tmp_path / 'oloproof.yaml'}:9: invalid YAML: mapping values are not allowed here"
+    )
+
+
+def test_missing_file_and_non_mapping(tmp_path):
+    with pytest.raises(ConfigError) as raised:
+        load_project(tmp_path)
+    assert str(raised.value) == f"{tmp_path / 'oloproof.yaml'}: no oloproof.yaml found (expected a project folder)"
+    write(tmp_path, "- a\n- b\n")
+    with pytest.raises(ConfigError) as raised:
+        load_project(tmp_path)
+    assert str(raised.value) == f"{tmp_path / 'oloproof.yaml'}:1: expected a mapping at the top level"
+
+
+def test_an_empty_file_reports_the_missing_fields(tmp_path):
+    write(tmp_path, "")
+    with pytest.raises(ConfigError) as raised:
+        load_project(tmp_path)
+    assert str(raised.value) == f"{tmp_path / 'oloproof.yaml'}: field 'system': required field is missing"
+
+
+def test_error_points_at_set_only_for_overridden_fields(tmp_path):
+    project = load_project(write(tmp_path), ["system.rag.top_k=1"])
+    assert str(project.error("bad", ("system", "rag", "top_k"))) == "--set: field 'system.rag.top_k': bad"
+    assert str(project.error("bad", ("system", "rag", "depth"))) == (
+        f"{tmp_path / 'oloproof.yaml'}:6: field 'system.rag.depth': bad"
+    )
+    # A location below an overridden key is the override's too.
+    project = load_project(tmp_path, ["system.rag={object: app:Rag, depth: 3, top_k: 1, index_version: i}"])
+    assert str(project.error("bad", ("system", "rag", "depth"))) == "--set: field 'system.rag.depth': bad"

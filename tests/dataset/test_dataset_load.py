@@ -1,0 +1,123 @@
+"""JSONL cases: validation with file, line and field in every error."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from oloproof._exceptions import DatasetError
+from oloproof.dataset import Case, load_cases
+
+
+def write(tmp_path, lines: list[str]) -> str:
+    path = tmp_path / "cases.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def line(**fields) -> str:
+    return json.dumps(fields)
+
+
+def test_load_validates_cases_and_skips_blank_lines(tmp_path):
+    url = write(
+        tmp_path,
+        [
+            line(id="a", input={"question": "q"}, expected={"answer": "x", "relevant": [{"doc_id": 7}]}),
+            "",
+            "   ",
+            line(id=2, input="plain text", metadata={"topic": "billing"}),
+        ],
+    )
+    dataset = load_cases(url)
+    assert len(dataset) == 2
+    first, second = dataset.cases
+    assert isinstance(first, Case)
+    assert first.id == "a" and first.expected.answer == "x"
+    assert first.expected.relevant[0].doc_id == "7"  # integer ids read as strings
+    assert first.expected.relevant[0].grade == 1.0
+    assert second.id == "2" and second.input == "plain text" and second.metadata == {"topic": "billing"}
+    assert second.expected.relevant is None
+    raw = (tmp_path / "cases.jsonl").read_bytes()
+    assert dataset.sha256 == hashlib.sha256(raw).hexdigest()
+    assert dataset.url == url
+
+
+def test_expected_keeps_unknown_keys_for_custom_evaluators(tmp_path):
+    url = write(tmp_path, [line(id="a", input="q", expected={"answer": "x", "rubric": "be kind"})])
+    (case,) = load_cases(url).cases
+    assert case.expected.model_dump(exclude_none=True) == {"answer": "x", "rubric": "be kind"}
+
+
+def _error(tmp_path, lines) -> DatasetError:
+    url = write(tmp_path, lines)
+    with pytest.raises(DatasetError) as raised:
+        load_cases(url)
+    return raised.value
+
+
+def test_invalid_json_names_the_line(tmp_path):
+    error = _error(tmp_path, [line(id="a", input="q"), '{"id": "b", "input": }'])
+    assert (error.line, error.field) == (2, None)
+    assert str(error) == f"{tmp_path / 'cases.jsonl'}:2: invalid JSON: Expecting value at column 22"
+
+
+def test_a_line_that_is_not_an_object(tmp_path):
+    error = _error(tmp_path, ['["a"]'])
+    assert str(error) == f"{tmp_path / 'cases.jsonl'}:1: expected a JSON object, got list"
+
+
+def test_missing_id_and_unknown_field(tmp_path):
+    error = _error(tmp_path, [line(id="a", input="q"), line(input="q")])
+    assert str(error) == f"{tmp_path / 'cases.jsonl'}:2: field 'id': required field is missing"
+    error = _error(tmp_path, [line(id="a", input="q", answer="x")])
+    assert str(error) == (
+        f"{tmp_path / 'cases.jsonl'}:1: field 'answer': unknown field (expected id, input, expected, metadata)"
+    )
+
+
+def test_empty_id_is_rejected(tmp_path):
+    error = _error(tmp_path, [line(id="", input="q")])
+    assert (error.line, error.field) == (1, "id")
+
+
+def test_duplicate_ids_name_both_lines(tmp_path):
+    error = _error(tmp_path, [line(id="a", input="q"), line(id="b", input="q"), "", line(id="a", input="r")])
+    assert str(error) == f"{tmp_path / 'cases.jsonl'}:4: field 'id': duplicate id 'a' (first on line 1)"
+
+
+def test_integer_and_string_ids_collide(tmp_path):
+    error = _error(tmp_path, [line(id=1, input="q"), line(id="1", input="q")])
+    assert error.message == "duplicate id '1' (first on line 1)"
+
+
+def test_wrong_types_name_the_nested_field(tmp_path):
+    error = _error(tmp_path, [line(id="a", input="q", expected={"relevant": "kb-01"})])
+    assert str(error) == (
+        f"{tmp_path / 'cases.jsonl'}:1: field 'expected.relevant': Input should be a valid list (got \"kb-01\")"
+    )
+    error = _error(tmp_path, [line(id="a", input="q", expected={"relevant": [{"doc_id": "d", "grade": -1}]})])
+    assert (error.line, error.field) == (1, "expected.relevant.0.grade")
+    error = _error(tmp_path, [line(id="a", input="q", metadata=["billing"])])
+    assert (error.line, error.field) == (1, "metadata")
+
+
+def test_empty_dataset(tmp_path):
+    error = _error(tmp_path, ["", "  "])
+    assert str(error) == f"{tmp_path / 'cases.jsonl'}: the dataset holds no cases"
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(DatasetError) as raised:
+        load_cases(str(tmp_path / "nope.jsonl"))
+    assert str(raised.value) == f"{tmp_path / 'nope.jsonl'}: cases file not found"
+
+
+def test_non_utf8_file(tmp_path):
+    path = tmp_path / "cases.jsonl"
+    path.write_bytes(b'{"id": "a", "input": "\xff"}\n')
+    with pytest.raises(DatasetError) as raised:
+        load_cases(str(path))
+    assert str(raised.value) == f"{path}: not UTF-8 text (invalid start byte)"
