@@ -198,9 +198,10 @@ def write_project(
 class _PostImportHook(importlib.abc.MetaPathFinder):
     """Call ``callback(module)`` right after ``name`` is first imported (import order unchanged)."""
 
-    def __init__(self, name: str, callback: Any) -> None:
+    def __init__(self, name: str, callback: Any, durations: dict[str, float] | None = None) -> None:
         self.name = name
         self.callback = callback
+        self.durations = durations
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
         if fullname != self.name:
@@ -209,11 +210,14 @@ class _PostImportHook(importlib.abc.MetaPathFinder):
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None:
             return spec
-        loader, callback = spec.loader, self.callback
+        loader, callback, durations = spec.loader, self.callback, self.durations
         original = loader.exec_module
 
         def exec_module(module: Any) -> None:
+            begin = time.perf_counter()
             original(module)
+            if durations is not None:
+                durations[fullname] = time.perf_counter() - begin
             callback(module)
 
         loader.exec_module = exec_module  # type: ignore[method-assign]
@@ -227,6 +231,7 @@ def _child_main(argv: list[str]) -> int:
     out_path = os.environ[TIMINGS_ENV]
     marks: dict[str, float] = {}
     server_starts: list[float] = []
+    imports: dict[str, float] = {}
     stage_lock = threading.Lock()
     stages: dict[str, list[float]] = {}  # stage -> [first_t, last_t, count]
 
@@ -242,6 +247,7 @@ def _child_main(argv: list[str]) -> int:
             "child_start_epoch": started_epoch,
             "marks": marks,
             "server_start_s": sum(server_starts),
+            "imports_s": imports,
             "server_started_at": marks.get("server_start_begin"),
             "stages": {name: {"first_s": v[0], "last_s": v[1], "count": v[2]} for name, v in stages.items()},
             "maxrss_self_kb": own.ru_maxrss,
@@ -265,6 +271,7 @@ def _child_main(argv: list[str]) -> int:
                 entry[2] += count
 
     def patch_server(module: Any) -> None:
+        marks["server_import_end"] = now()
         cls = module.SubprocessASGIServer
         original = cls.start
 
@@ -325,7 +332,7 @@ def _child_main(argv: list[str]) -> int:
 
         module.evaluate = TimedFlow()
 
-    sys.meta_path.insert(0, _PostImportHook("prefect.server.api.server", patch_server))
+    sys.meta_path.insert(0, _PostImportHook("prefect.server.api.server", patch_server, imports))
     sys.meta_path.insert(0, _PostImportHook("oloproof.tasks", patch_tasks))
     sys.meta_path.insert(0, _PostImportHook("oloproof.flows", patch_flows))
 
@@ -466,8 +473,9 @@ class Bench:
         target = target.with_name(f"{target.stem}-{label}{target.suffix or '.txt'}")
         fmt = {".svg": "flamegraph", ".json": "speedscope"}.get(target.suffix, "raw")
         _log(f"py-spy ({fmt}) -> {target}")
+        extra = ["--gil"] if self.args.py_spy_gil else []
         return [spy, "record", "--rate", str(self.args.py_spy_rate), "--format", fmt,
-                "--output", str(target), "--threads", "--"]
+                "--output", str(target), "--threads", "--nonblocking", *extra, "--"]
 
     def figures(
         self, command_s: float, begin_epoch: float, usage: Any, timings: Path, out: Path, sampler: _RssSampler
@@ -483,15 +491,25 @@ class Bench:
         figures["pre_flow_s"] = marks.get("evaluate_begin")  # imports, validation, dataset load
         figures["prepare_s"] = span("prepare_begin", "prepare_end")
         figures["evaluate_s"] = span("evaluate_begin", "evaluate_end")
+        # Ephemeral mode only: the client imports Prefect's server app, then starts it as a subprocess.
+        server_import_s = data.get("imports_s", {}).get("prefect.server.api.server", 0.0)
         server_s = data.get("server_start_s", 0.0)
-        in_evaluate = (
-            marks.get("server_start_begin") is not None
-            and figures["evaluate_s"] is not None
-            and marks["evaluate_begin"] <= marks["server_start_begin"] <= marks["evaluate_end"]
-        )
+
+        def in_evaluate(mark: str) -> bool:
+            return (
+                marks.get(mark) is not None
+                and figures["evaluate_s"] is not None
+                and marks["evaluate_begin"] <= marks[mark] <= marks["evaluate_end"]
+            )
+
+        figures["server_import_s"] = server_import_s
         figures["server_start_s"] = server_s
         figures["flow_s"] = (
-            figures["evaluate_s"] - (server_s if in_evaluate else 0.0) if figures["evaluate_s"] is not None else None
+            figures["evaluate_s"]
+            - (server_s if in_evaluate("server_start_begin") else 0.0)
+            - (server_import_s if in_evaluate("server_import_end") else 0.0)
+            if figures["evaluate_s"] is not None
+            else None
         )
         figures["flow_body_s"] = span("flow_body_begin", "flow_body_end")
         if figures["flow_s"] is not None and figures["flow_body_s"] is not None:
@@ -511,12 +529,15 @@ class Bench:
             figures[f"stage_{name}_calls"] = value["count"]
             figures[f"stage_{name}_window_s"] = value["last_s"] - value["first_s"]
         # ru_maxrss is in KiB on Linux; wait4 reports max(child, its reaped descendants).
-        figures["peak_rss_mb"] = usage.ru_maxrss * 1024 / 1e6
-        figures["peak_rss_oloproof_mb"] = data.get("maxrss_self_kb", 0) * 1024 / 1e6
-        figures["peak_rss_prefect_server_mb"] = data.get("maxrss_children_kb", 0) * 1024 / 1e6
+        # Under --py-spy the waited-for child is py-spy, so the child's own figures are used.
+        self_kb, children_kb = data.get("maxrss_self_kb", 0), data.get("maxrss_children_kb", 0)
+        figures["peak_rss_mb"] = (max(self_kb, children_kb) if self.args.py_spy else usage.ru_maxrss) * 1024 / 1e6
+        figures["peak_rss_oloproof_mb"] = self_kb * 1024 / 1e6
+        figures["peak_rss_prefect_server_mb"] = children_kb * 1024 / 1e6
         if sampler.samples:
             figures["peak_rss_tree_sampled_mb"] = max(s[1] for s in sampler.samples) / 1e6
-        figures["cpu_s"] = usage.ru_utime + usage.ru_stime
+        figures["cpu_oloproof_s"] = data.get("cpu_user_s", 0.0) + data.get("cpu_sys_s", 0.0)
+        figures["cpu_prefect_server_s"] = data.get("children_cpu_s", 0.0)
         text = out.read_text(encoding="utf-8", errors="replace")
         figures.update(_parse_report(text))
         if self.args.rss_timeline and sampler.samples:
@@ -621,6 +642,10 @@ def _project(bench: Bench, name: str, cases: int, retrieve_ms: float, generate_m
         use_async=args.use_async, concurrency=args.concurrency, batch_size=args.batch_size,
     )
     _log(f"wrote {cases} cases to {path} in {time.perf_counter() - begin:.1f} s")
+    if not args.prefect_home:
+        # A fresh PREFECT_HOME (database included) per scenario project: every first command is cold.
+        bench.prefect_home = path / ".prefect-home"
+        bench.prefect_home.mkdir(parents=True, exist_ok=True)
     return path
 
 
@@ -763,9 +788,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--keep", action="store_true", help="keep the work dir")
     parser.add_argument("--timeout", type=float, default=1800.0, help="kill a command after this many s (default 1800)")
     parser.add_argument("--py-spy", default=None, metavar="FILE",
-                        help="profile each command with `py-spy record --threads` (.svg flamegraph, .json "
+                        help="profile each command with `py-spy record --threads --nonblocking` (.svg flamegraph, .json "
                              "speedscope, else raw collapsed stacks); timings then include the sampler's cost")
-    parser.add_argument("--py-spy-rate", type=int, default=100, help="py-spy samples per second (default 100)")
+    parser.add_argument("--py-spy-rate", type=int, default=50, help="py-spy samples per second (default 50)")
+    parser.add_argument("--py-spy-gil", action="store_true",
+                        help="sample only the thread holding the GIL (py-spy --gil): where the CPU-bound time goes")
     parser.add_argument("--rss-interval", type=float, default=0.25,
                         help="psutil RSS sampling period of the process tree in s (0: off; default 0.25)")
     parser.add_argument("--rss-timeline", default=None, metavar="PREFIX",
@@ -783,7 +810,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         workdir = Path(tempfile.mkdtemp(prefix="oloproof-bench-"))
     bench = Bench(args, workdir)
-    _log(f"work dir {workdir}; PREFECT_HOME {bench.prefect_home}; "
+    _log(f"work dir {workdir}; PREFECT_HOME {args.prefect_home or 'fresh per scenario project'}; "
          f"{'API ' + args.api_url if args.api_url else 'ephemeral Prefect server per command'}")
     scenarios = list(SCENARIOS) if args.scenario == "all" else [args.scenario]
     everything: dict[str, Any] = {

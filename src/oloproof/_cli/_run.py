@@ -29,12 +29,17 @@ def run_command(args: argparse.Namespace) -> int:
         raise
     register_environment(env)
     from oloproof.flows import evaluate
+    from oloproof.flows._runner import task_runner_for
     from oloproof.report import render_run
+
+    flow = evaluate
+    if env.project.config.task_runner.type != "threads":
+        flow = evaluate.with_options(task_runner=task_runner_for(env.project.config.task_runner))
 
     stages = ["execute", "retrieve", "generate", "judge"] if env.system.config.kind == "rag" else ["execute", "generate", "judge"]
     try:
         with progress_bar(len(env.cases), stages):
-            report = evaluate(project=args.project_dir, overrides=overrides, run_id=context.run_id)
+            report = flow(project=args.project_dir, overrides=overrides, run_id=context.run_id)
     finally:
         release_environment(context.run_id)
     if args.json:

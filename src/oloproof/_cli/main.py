@@ -94,6 +94,14 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--baseline", required=True, metavar="RUN")
     plan.add_argument("--seed", type=int, default=0, help="seed of the simulation (default 0)")
     _add_store_options(plan)
+    serve = commands.add_parser("serve", help="serve prefect.yaml's deployments from this process")
+    serve.add_argument("--project", metavar="DIR", help="the project every deployment evaluates")
+    serve.add_argument("--prefect-yaml", default="prefect.yaml", metavar="FILE")
+
+    index = commands.add_parser("index-updated", help="announce a rebuilt index (emits oloproof.index.updated)")
+    index.add_argument("--index-version", required=True, metavar="V")
+    index.add_argument("--project", metavar="DIR", default=".", help="the project to evaluate (default: .)")
+    index.add_argument("--index", default="default", metavar="NAME", help="the index's name (default: default)")
     return parser
 
 
@@ -102,6 +110,10 @@ def _handler(command: str) -> Callable[[argparse.Namespace], int]:
         from oloproof._cli._run import run_command
 
         return run_command
+    if command in ("serve", "index-updated"):
+        from oloproof._cli import _ops
+
+        return {"serve": _ops.serve_command, "index-updated": _ops.index_updated_command}[command]
     if command in ("compare", "plan"):
         from oloproof._cli import _compare
 

@@ -14,6 +14,7 @@ from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from oloproof._ids import new_run_id
+from oloproof.flows._runner import THREAD_WORKERS
 from oloproof.flows._storage import prefect_result_storage
 from oloproof.tasks import (
     Batch,
@@ -25,6 +26,7 @@ from oloproof.tasks import (
     judge_cases,
     lookup_executions,
     plan_batches,
+    publish_report,
     record_executions,
     release_environment,
     retrieve_passages,
@@ -42,15 +44,26 @@ def run_name(env: RunEnvironment) -> str:
     return f"run {config.name} {config.version} · {len(env.cases)} cases"
 
 
-def _name_flow_run(name: str) -> None:
-    # The name needs the validated project, which exists only once the flow runs.
+def run_tags(env: RunEnvironment) -> list[str]:
+    """Tags a person can filter by in the Prefect UI."""
+    config = env.system.config
+    tags = ["oloproof", f"system:{config.name}", f"version:{config.version}"]
+    if config.index_version is not None:
+        tags.append(f"index_version:{config.index_version}")
+    return tags
+
+
+def _label_flow_run(name: str | None, tags: list[str]) -> None:
+    # Name and tags need the validated project, which exists only once the flow runs.
     flow_run_id = flow_run.get_id()
     if flow_run_id is None:
         return
     from prefect.client.orchestration import get_client
 
     with get_client(sync_client=True) as client:
-        client.update_flow_run(flow_run_id, name=name)
+        current = client.read_flow_run(flow_run_id)
+        merged = sorted(set(current.tags or []) | set(tags))
+        client.update_flow_run(flow_run_id, name=name or current.name, tags=merged)
 
 
 def _context(params: dict[str, Any]) -> RunContext:
@@ -128,7 +141,7 @@ def _manifest(env: RunEnvironment, summary: dict[str, Any], started: str) -> dic
     name="oloproof-run",
     flow_run_name="run {project}",
     validate_parameters=False,
-    task_runner=ThreadPoolTaskRunner(max_workers=48),
+    task_runner=ThreadPoolTaskRunner(max_workers=THREAD_WORKERS),
 )
 def evaluate(
     project: str = ".",
@@ -167,8 +180,8 @@ def evaluate(
     context = _context(params)
     env = environment(context)
     try:
-        if context.parent is None:  # child runs keep the name their parent flow gave
-            _name_flow_run(run_name(env))
+        # Child runs keep the name their parent flow gave them.
+        _label_flow_run(run_name(env) if context.parent is None else None, run_tags(env))
         tasks = _stage_tasks(env)
         batches = plan_batches(list(env.cases), env.project.config.batch_size)
         lookups = [lookup_executions.submit(context, batch) for batch in batches]
@@ -184,6 +197,7 @@ def evaluate(
         summary = summarize_run.submit(context, case_results, judgments).result()
         manifest = _manifest(env, summary, started)
         write_run.submit(context, manifest, case_results, summary).result()
+        publish_report.submit(context, manifest, summary["metrics"]).result()
         return {
             **manifest,
             "metrics": summary["metrics"],

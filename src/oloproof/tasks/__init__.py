@@ -25,7 +25,7 @@ from oloproof.tasks._identity import (
     retrieval_key,
 )
 from oloproof.tasks._judge import judge_cases
-from oloproof.tasks._persist import case_rows, retrieval_rows, write_run
+from oloproof.tasks._persist import case_rows, publish_report, retrieval_rows, write_run
 from oloproof.tasks._policy import BatchIdentity
 from oloproof.tasks._retrieve import retrieve_passages
 from oloproof.tasks._summarize import cache_counts, summarize_run
@@ -52,6 +52,7 @@ __all__ = [
     "lookup_executions",
     "plan_batches",
     "prepare_environment",
+    "publish_report",
     "record_executions",
     "register_environment",
     "release_environment",

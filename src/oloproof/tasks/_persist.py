@@ -14,7 +14,7 @@ from prefect.cache_policies import NO_CACHE
 from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, run_manifest, run_table
 from oloproof.tasks._environment import RunContext, environment
 
-__all__ = ["case_rows", "retrieval_rows", "write_run"]
+__all__ = ["case_rows", "publish_report", "retrieval_rows", "write_run"]
 
 
 def case_rows(run_id: str, results: list[dict[str, Any]], facts: dict[str, dict[str, Any]],
@@ -79,3 +79,27 @@ def write_run(
         env.store.write_table(run_table(run_id, schema.name), rows, schema)
     env.store.write_json(run_manifest(run_id), manifest)
     return run_id
+
+
+@task(cache_policy=NO_CACHE, name="publish-report", task_run_name="publish report {manifest[run_id]}")
+def publish_report(context: RunContext, manifest: dict[str, Any], metrics: list[dict[str, Any]]) -> None:
+    """A Prefect artifact with the metrics table, linked to the run id, for the UI."""
+    from prefect.artifacts import create_markdown_artifact
+
+    from oloproof.report import render_run
+
+    lines = render_run({**manifest, "metrics": [m for m in metrics if m["slice"] is None]})
+    system = manifest["system"]
+    markdown = "\n".join([
+        f"# Run `{manifest['run_id']}`",
+        f"{system['name']} {system['version']} · index {system.get('index_version')} · "
+        f"{manifest['case_count']} cases",
+        "",
+        "```",
+        *lines[1:],
+        "```",
+        "",
+        f"Inspect: `oloproof show {manifest['run_id']}` · `oloproof inspect {manifest['run_id']}`",
+    ])
+    key = "oloproof-" + manifest["run_id"].lower().replace("_", "-")
+    create_markdown_artifact(markdown=markdown, key=key, description=f"Oloproof run {manifest['run_id']}")

@@ -1,0 +1,109 @@
+"""An LLM-judge metric gates only once its judge spec has a passing validation record.
+
+The runs are written into a store by hand (manifest, cases and judgments in the
+store's own schemas), with an evaluator entry marked ``"llm_judge": true``, and
+compared through the CLI (``--results``). A validation record is
+``validations/<name>.json`` with ``passed: true`` and the judge's ``spec_hash``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+CASES = 40
+JUDGE_HASH = "grounded-judge-spec-1"
+
+
+def _write_run(store, run_id: str, grounded: float, correct: float) -> None:
+    from oloproof.store import CASES as CASES_SCHEMA
+    from oloproof.store import JUDGMENTS, run_manifest, run_table
+
+    evaluators = [
+        {"criterion": "grounded", "kind": "proportion", "llm_judge": True, "spec_hash": JUDGE_HASH,
+         "spec": {"type": "llm_judge"}},
+        {"criterion": "answer_correct", "kind": "proportion", "llm_judge": False, "spec_hash": "contains-1",
+         "spec": {"type": "contains"}},
+    ]
+    case_ids = [f"case-{i:03d}" for i in range(CASES)]
+    store.write_table(run_table(run_id, "cases"),
+                      [{"run_id": run_id, "case_id": c, "status": "ok", "metadata": {}} for c in case_ids],
+                      CASES_SCHEMA)
+    store.write_table(run_table(run_id, "judgments"), [
+        {"run_id": run_id, "case_id": c, "criterion": criterion, "spec_hash": spec, "status": "observed",
+         "value": value, "passed": bool(value)}
+        for c in case_ids
+        for criterion, spec, value in (("grounded", JUDGE_HASH, grounded), ("answer_correct", "contains-1", correct))
+    ], JUDGMENTS)
+    store.write_json(run_manifest(run_id), {
+        "run_id": run_id, "status": "complete", "dataset_sha256": "same-dataset", "case_count": CASES,
+        "evaluators": evaluators, "slices": [], "min_slice_support": 1,
+    })
+
+
+@pytest.fixture
+def judged_store(tmp_path, prefect_api):
+    from oloproof.store import ResultsStore
+
+    url = str(tmp_path / "store")
+    store = ResultsStore(url)
+    _write_run(store, "run_01JUDGEBASELINE0000000000", grounded=0.0, correct=0.0)
+    _write_run(store, "run_01JUDGECANDIDATE000000000", grounded=1.0, correct=1.0)
+    policy = tmp_path / "compare.yaml"
+    policy.write_text(
+        "rules:\n"
+        "  - {name: grounded-not-worse, metric: grounded, kind: non-inferiority, margin: 2}\n"
+        "  - {name: answers-not-worse, metric: answer_correct, kind: non-inferiority, margin: 2}\n",
+        encoding="utf-8",
+    )
+    return {"store": store, "url": url, "policy": str(policy)}
+
+
+def _compare(run_cli, judged_store) -> tuple[int, str]:
+    code, out, err = run_cli("compare", "run_01JUDGECANDIDATE000000000", "run_01JUDGEBASELINE0000000000",
+                             "--policy", judged_store["policy"], "--results", judged_store["url"])
+    assert code in (0, 3), err
+    return code, out
+
+
+def _validate(judged_store) -> None:
+    judged_store["store"].write_json("validations/grounded.json", {"spec_hash": JUDGE_HASH, "passed": True})
+
+
+def test_an_unvalidated_judge_blocks_the_gate(run_cli, judged_store):
+    # A failed validation, or one of another spec, does not count.
+    judged_store["store"].write_json("validations/old.json", {"spec_hash": "grounded-judge-spec-0", "passed": True})
+    judged_store["store"].write_json("validations/failed.json", {"spec_hash": JUDGE_HASH, "passed": False})
+    code, out = _compare(run_cli, judged_store)
+    assert code == 3
+    assert out.splitlines()[-3:] == [
+        "  grounded-not-worse  grounded  non-inferiority, margin 2.0 points  INSUFFICIENT_EVIDENCE  judge_not_validated",
+        "  answers-not-worse  answer_correct  non-inferiority, margin 2.0 points  PASS  interval_above_margin",
+        "Gate: BLOCK (exit 3)",
+    ]
+
+
+def test_a_validated_judge_gates(run_cli, judged_store):
+    _validate(judged_store)
+    code, out = _compare(run_cli, judged_store)
+    assert code == 0, out
+    assert out.splitlines()[-3:] == [
+        "  grounded-not-worse  grounded  non-inferiority, margin 2.0 points  PASS  interval_above_margin",
+        "  answers-not-worse  answer_correct  non-inferiority, margin 2.0 points  PASS  interval_above_margin",
+        "Gate: PASS (exit 0)",
+    ]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the comparison id (src/oloproof/tasks/_compare.py:17-29, comparison_id_of) covers both runs and the "
+    "policy but not the validated judges the decisions depend on, so the flow (src/oloproof/flows/_compare.py:44-46) "
+    "returns the stored judge_not_validated decision after the judge has passed its validation"))
+def test_validating_the_judge_later_changes_the_decision(run_cli, judged_store):
+    code, _ = _compare(run_cli, judged_store)
+    assert code == 3
+    _validate(judged_store)
+    code, out = _compare(run_cli, judged_store)
+    assert "judge_not_validated" not in out
+    assert code == 0
+    assert out.splitlines()[-1] == "Gate: PASS (exit 0)"

@@ -1,0 +1,52 @@
+"""``oloproof --help`` answers without importing Prefect."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+CHECK = textwrap.dedent(
+    """
+    import contextlib, io, sys
+    from oloproof._cli.main import main
+
+    for argv in {argv!r}:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            try:
+                main(argv)
+            except SystemExit as stop:
+                assert stop.code == 0, (argv, stop.code)
+            else:
+                raise AssertionError(f"{{argv}} did not exit")
+        assert out.getvalue().startswith("usage: oloproof"), out.getvalue()[:200]
+    loaded = sorted(name for name in sys.modules if name == "prefect" or name.startswith("prefect."))
+    assert not loaded, loaded
+    print("ok", len(sys.modules))
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[["--help"]], [["run", "--help"]], [["query", "--help"], ["show", "--help"]]],
+    ids=["help", "run-help", "query-show-help"],
+)
+def test_help_does_not_import_prefect(argv):
+    result = subprocess.run(
+        [sys.executable, "-c", CHECK.format(argv=argv)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("ok ")
+
+
+def test_the_public_api_does_not_import_prefect():
+    code = (
+        "import sys, oloproof; from oloproof import Passage, Retrieval, rag_system, system; "
+        "assert 'prefect' not in sys.modules, 'prefect imported'; print('ok')"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (result.returncode, result.stdout) == (0, "ok\n"), result.stderr

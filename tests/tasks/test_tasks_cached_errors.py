@@ -1,0 +1,64 @@
+"""How a case's error is recorded: type, message and where in the user's code it was raised."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from oloproof.tasks._cached import _describe, outcome, passthrough
+
+
+def _load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _raised(fn) -> BaseException:
+    try:
+        fn()
+    except Exception as error:  # noqa: BLE001 - any user error
+        return error
+    raise AssertionError("did not raise")
+
+
+def test_an_error_raised_in_user_code_names_its_line(tmp_path):
+    path = tmp_path / "describe_user_a.py"
+    path.write_text("def generate(input):\n    raise RuntimeError('endpoint timed out')\n")
+    module = _load(path, "describe_user_a")
+    assert _describe(_raised(lambda: module.generate("x"))) == f"RuntimeError: endpoint timed out (at {path}:2)"
+
+
+@pytest.mark.xfail(
+    reason="tasks/_cached.py _describe() records the innermost traceback frame, so an error raised "
+    "inside a library the user's code called (here pydantic, via Retrieval(...)) points into "
+    "site-packages instead of the user's line",
+    strict=True,
+)
+def test_an_error_raised_by_a_library_names_the_users_line(tmp_path):
+    path = tmp_path / "describe_user_b.py"
+    path.write_text(
+        "from oloproof import Retrieval\n\n"
+        "def retrieve(input, depth):\n"
+        "    return Retrieval(query=input, depth=depth, candidates=[{'doc_id': 'd1'}])\n"
+    )
+    module = _load(path, "describe_user_b")
+    described = _describe(_raised(lambda: module.retrieve("q", 2)))
+    assert described.startswith("ValidationError: 1 validation error for Retrieval\n")
+    assert described.endswith(f"(at {path}:4)")
+
+
+def test_outcomes_and_passthrough():
+    failed = outcome(key="k", error="RuntimeError: x", error_stage="generate", ms=3.0, computed_by="run_1")
+    assert failed == {
+        "ok": False, "hit": False, "computed_by": "run_1", "key": "k", "record": None,
+        "error": "RuntimeError: x", "error_stage": "generate", "ms": 3.0,
+    }
+    assert outcome(key="k", record={"a": 1}, error_stage="generate")["error_stage"] is None
+    assert passthrough(failed) == {
+        "ok": False, "hit": False, "computed_by": None, "key": None, "record": None,
+        "error": "RuntimeError: x", "error_stage": "generate", "ms": 0.0,
+    }
+    assert passthrough(None)["error_stage"] == "unknown"
