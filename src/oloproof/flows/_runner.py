@@ -30,6 +30,14 @@ def task_runner_for(settings: TaskRunnerSettings) -> Any:
             "task_runner type dask needs prefect-dask: pip install 'oloproof[dask]'",
             field="task_runner.type",
         ) from None
+    from prefect.settings import PREFECT_API_URL
+
+    if not PREFECT_API_URL.value():
+        raise ConfigError(
+            "task_runner type dask needs a Prefect server that Dask worker processes can reach: "
+            "start one (prefect server start) and set PREFECT_API_URL",
+            field="task_runner.type",
+        )
     if settings.address:
         return DaskTaskRunner(address=settings.address)
     kwargs: dict[str, Any] = {"processes": True, "threads_per_worker": 4}
