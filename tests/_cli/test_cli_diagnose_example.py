@@ -81,6 +81,7 @@ def story(prefect_api, tmp_path_factory):
     s["runs_after_gold"] = count_runs()
     s["labels_after_gold"] = _ok("query", "SELECT label, count(*) AS n FROM diagnosis_labels GROUP BY 1 ORDER BY 1",
                                  *where, "--json")
+    s["labels_query"] = _ok("query", "SELECT label, count(*) FROM diagnosis_labels GROUP BY 1", *where)
     s["gold_id"] = re.fullmatch(f"Diagnosis ({DIAGNOSIS_ID})", s["gold"].splitlines()[9]).group(1)
     s["inspect_gold"] = _ok("inspect", s["gold_id"], *where)
     s["topk"] = _ok(*topk)
@@ -151,6 +152,8 @@ def test_diagnosis_labels_are_queryable(story):
         {"label": "GENERATION_FAILURE", "n": 1},
         {"label": "RETRIEVAL_MISS", "n": 1},
     ]
+    rows = story["labels_query"].splitlines()
+    assert sorted(rows[1:]) == ["CONTEXT_ASSEMBLY_LOSS\t2", "GENERATION_FAILURE\t1", "RETRIEVAL_MISS\t1"]
     code, out, err = cli("query", "SELECT case_id, label FROM diagnosis_labels WHERE diagnosis_id = $1 ORDER BY 1",
                          "--param", story["gold_id"], *story["where"], "--json")
     assert code == 0, err
