@@ -123,7 +123,7 @@ REFUSALS = {
     "unknown_baseline": (lambda p: [p["A"], "run_01NOSUCHRUN0000000000000000"],
                          ["no complete run 'run_01NOSUCHRUN0000000000000000'"]),
     "unknown_metric": (lambda p: [p["B"], p["A"], "--policy", f"{p['dir']}/unknown_metric.yaml"],
-                       ["answers-typo", "'answer_corect'", "neither run has", "field 'rules.answers-typo.metric'"]),
+                       ["answers-typo", "'answer_corect'", "neither run has", "field 'rules.0.metric'"]),
     "negative_margin": (lambda p: [p["B"], p["A"], "--policy", f"{p['dir']}/negative_margin.yaml"],
                         ["negative_margin.yaml:6: field 'rules.0.margin'", "greater than or equal to 0"]),
     "unknown_kind": (lambda p: [p["B"], p["A"], "--policy", f"{p['dir']}/unknown_kind.yaml"],
@@ -139,7 +139,6 @@ REFUSALS = {
 }
 # Refused inside the compare flow, where Prefect logs the exception with its
 # traceback to the console before the CLI prints its one line.
-IN_FLOW = {"unknown_candidate", "unknown_baseline", "unknown_metric", "self", "different_datasets"}
 
 _results: dict[str, tuple[int, str, str, dict[str, int], dict[str, int]]] = {}
 
@@ -172,15 +171,7 @@ def test_refused_with_exit_2_and_nothing_written(refusal, project):
 
 def _one_line_params():
     for name in sorted(REFUSALS):
-        marks = ()
-        if name in IN_FLOW:
-            marks = pytest.mark.xfail(
-                strict=True,
-                reason="errors raised inside the compare flow (src/oloproof/flows/_compare.py:40-42: "
-                "load_run_records, check_comparable) are logged by Prefect at ERROR with a full traceback "
-                "on stderr before the CLI's one line",
-            )
-        yield pytest.param(name, marks=marks, id=name)
+        yield pytest.param(name, id=name)
 
 
 @pytest.mark.parametrize("refusal", list(_one_line_params()), indirect=True)
@@ -190,8 +181,6 @@ def test_stderr_is_exactly_the_one_error_line(refusal):
     assert len(lines) == 1 and lines[0].startswith("oloproof: error: "), err
 
 
-@pytest.mark.xfail(strict=True, reason="check_comparable's UsageError (src/oloproof/comparison/_decide.py:30) "
-                   "carries a field but not the policy file or the rule's line")
 @pytest.mark.parametrize("refusal", ["unknown_metric"], indirect=True)
 def test_unknown_metric_error_names_the_policy_file_and_line(refusal, project):
     _, _, _, err, _, _ = refusal

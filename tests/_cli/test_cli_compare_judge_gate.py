@@ -95,10 +95,6 @@ def test_a_validated_judge_gates(run_cli, judged_store):
     ]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the comparison id (src/oloproof/tasks/_compare.py:17-29, comparison_id_of) covers both runs and the "
-    "policy but not the validated judges the decisions depend on, so the flow (src/oloproof/flows/_compare.py:44-46) "
-    "returns the stored judge_not_validated decision after the judge has passed its validation"))
 def test_validating_the_judge_later_changes_the_decision(run_cli, judged_store):
     code, _ = _compare(run_cli, judged_store)
     assert code == 3

@@ -21,8 +21,7 @@ pytestmark = pytest.mark.slow
 PLANTED = Path(__file__).resolve().parent / "planted_rag"
 PREFECT_LOGS = (
     "the request is refused inside the Prefect diagnose flow (or one of its tasks), so Prefect logs the "
-    "exception with a traceback on stderr (ERROR lines) before the CLI prints its one line; load-parent-run "
-    "even retries an unknown run id twice"
+    "exception with a traceback on stderr (ERROR lines) before the CLI prints its one line"
 )
 
 

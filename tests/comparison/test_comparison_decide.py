@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from oloproof import stats
-from oloproof._exceptions import StatsError, UsageError
+from oloproof._exceptions import ConfigError, StatsError, UsageError
 from oloproof.comparison import Policy, Rule, check_comparable, compare_runs, render_comparison
 
 
@@ -221,10 +221,10 @@ def test_a_run_cannot_be_compared_with_itself():
 def test_a_rule_naming_a_metric_neither_run_has():
     candidate = make_run("run_c", {"a": BETTER})
     baseline = make_run("run_b", {"a": BETTER})
-    with pytest.raises(UsageError) as caught:
+    with pytest.raises(ConfigError) as caught:
         check_comparable(candidate, baseline, allow_partial=True,
                          policy=policy(Rule(name="typo", metric="aa", kind="superiority")))
-    assert caught.value.field == "rules.typo.metric"
+    assert caught.value.field == "rules.0.metric"
     assert "'typo'" in caught.value.message and "'aa'" in caught.value.message
 
 

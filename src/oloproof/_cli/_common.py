@@ -17,12 +17,14 @@ def quiet_prefect() -> None:
     Must run before Prefect is imported. Users override it with the usual
     ``PREFECT_LOGGING_*`` variables.
     """
+    os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "WARNING")
+    # A failed flow or task is reported by the CLI as one line; its traceback stays
+    # in the run's logs in the Prefect API and UI.
     for name in (
-        "PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL",
         "PREFECT_LOGGING_HANDLERS_CONSOLE_FLOW_RUNS_LEVEL",
         "PREFECT_LOGGING_HANDLERS_CONSOLE_TASK_RUNS_LEVEL",
     ):
-        os.environ.setdefault(name, "WARNING")
+        os.environ.setdefault(name, "CRITICAL")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("DO_NOT_TRACK", "1")
 

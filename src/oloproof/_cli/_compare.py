@@ -14,9 +14,14 @@ def compare_command(args: argparse.Namespace) -> int:
     quiet_prefect()
     from oloproof.comparison import EXIT_BLOCK, load_policy, render_comparison
 
-    if args.policy:
-        load_policy(args.policy)  # bad policies fail before anything runs
+    from oloproof.comparison import check_comparable
+    from oloproof.tasks._records import read_run_records
+
+    # Bad input fails here, before any flow starts or anything is written.
+    rules = load_policy(args.policy) if args.policy else None
     store = open_store(args.results, args.project)
+    check_comparable(read_run_records(store, args.candidate), read_run_records(store, args.baseline),
+                     allow_partial=args.allow_partial, policy=rules, policy_path=args.policy)
     from oloproof.flows import compare
 
     record = compare(candidate=args.candidate, baseline=args.baseline, policy=args.policy,

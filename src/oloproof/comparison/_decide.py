@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 from oloproof import stats
-from oloproof._exceptions import UsageError
+from oloproof._exceptions import ConfigError, UsageError
+from oloproof.config._yaml import load_yaml_with_lines, locate
 from oloproof.comparison._pairing import pair_metric, paired_line_values
 from oloproof.comparison._policy import Policy
 
-__all__ = ["check_comparable", "compare_runs", "slice_values"]
+__all__ = ["check_comparable", "compare_runs", "policy_error", "slice_values"]
 
 
 def _specs(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -18,17 +20,19 @@ def _specs(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def check_comparable(candidate: dict[str, Any], baseline: dict[str, Any], *, allow_partial: bool,
-                     policy: Policy | None) -> dict[str, Any]:
+                     policy: Policy | None, policy_path: str | None = None) -> dict[str, Any]:
     """Refuse comparisons that would mislead; return what a partial comparison leaves out."""
     a, b = candidate["manifest"], baseline["manifest"]
     if a["run_id"] == b["run_id"]:
         raise UsageError(f"cannot compare run {a['run_id']} with itself")
     specs_a, specs_b = _specs(a), _specs(b)
     if policy is not None:
-        for rule in policy.rules:
+        for index, rule in enumerate(policy.rules):
             if rule.metric not in specs_a and rule.metric not in specs_b:
-                raise UsageError(f"policy rule {rule.name!r} names metric {rule.metric!r}, which neither run has",
-                                 field=f"rules.{rule.name}.metric")
+                raise policy_error(
+                    f"rule {rule.name!r} names metric {rule.metric!r}, which neither run has",
+                    policy_path, ("rules", index, "metric"),
+                )
     different = sorted(c for c in set(specs_a) & set(specs_b) if specs_a[c]["spec_hash"] != specs_b[c]["spec_hash"])
     one_sided = sorted(set(specs_a) ^ set(specs_b))
     same_dataset = a["dataset_sha256"] == b["dataset_sha256"]
@@ -39,6 +43,15 @@ def check_comparable(candidate: dict[str, Any], baseline: dict[str, Any], *, all
             raise UsageError(f"the runs judge {different[0]} with different evaluator specs; "
                              "pass --allow-partial to compare the rest")
     return {"different_specs": different, "one_sided": one_sided, "same_dataset": same_dataset}
+
+
+def policy_error(message: str, path: str | None, location: tuple[str | int, ...]) -> ConfigError:
+    """A ConfigError pointing at ``location`` in the policy file (when there is one)."""
+    field = ".".join(str(part) for part in location)
+    if path is None or not Path(path).is_file():
+        return ConfigError(message, field=field)
+    _, lines = load_yaml_with_lines(Path(path).read_text(encoding="utf-8"), path=path)
+    return ConfigError(message, path=path, line=locate(lines, location), field=field)
 
 
 def slice_values(cases: list[dict[str, Any]], name: str) -> dict[str, str]:

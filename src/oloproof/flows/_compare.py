@@ -39,12 +39,13 @@ def compare(
     store = locate_store(results, project)
     runs = load_run_records.submit(store, candidate), load_run_records.submit(store, baseline)
     mine, theirs = runs[0].result(), runs[1].result()
-    scope = check_comparable(mine, theirs, allow_partial=allow_partial, policy=rules)
-    comparison_id = comparison_id_of(mine, theirs, rules, allow_partial)
+    scope = check_comparable(mine, theirs, allow_partial=allow_partial, policy=rules, policy_path=policy)
+    judges = validated_judges(store)
+    comparison_id = comparison_id_of(mine, theirs, rules, allow_partial, judges)
     existing = find_comparison(store, comparison_id)
     if existing is not None:
         return existing
-    record = compute_comparison(mine, theirs, rules, scope, validated_judges(store))
+    record = compute_comparison(mine, theirs, rules, scope, judges)
     record["comparison_id"] = comparison_id
     write_comparison(store, record)
     return record

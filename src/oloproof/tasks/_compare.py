@@ -10,13 +10,15 @@ from prefect.cache_policies import NO_CACHE
 from oloproof.comparison import Policy, compare_runs
 from oloproof.store import DECISIONS, ResultsStore, comparison_decisions, comparison_manifest
 from oloproof.tasks._identity import content_hash
+from oloproof.tasks._retry import retry_io_only
 
 __all__ = ["comparison_id_of", "compute_comparison", "find_comparison", "validated_judges", "write_comparison"]
 
 
 def comparison_id_of(candidate: dict[str, Any], baseline: dict[str, Any], policy: Policy | None,
-                     allow_partial: bool) -> str:
-    """``sha256:`` of both runs' records and the policy."""
+                     allow_partial: bool, judges: set[str] | None = None) -> str:
+    """``sha256:`` of both runs' records, the policy and the judges validated so far
+    (validating a judge later changes what its rules may decide)."""
     def digest(run: dict[str, Any]) -> dict[str, Any]:
         judgments = sorted((r["case_id"], r["criterion"], r["status"], r["value"]) for r in run["judgments"])
         return {"run_id": run["manifest"]["run_id"], "judgments": content_hash(judgments)}
@@ -24,10 +26,11 @@ def comparison_id_of(candidate: dict[str, Any], baseline: dict[str, Any], policy
     return "sha256:" + content_hash({
         "candidate": digest(candidate), "baseline": digest(baseline),
         "policy": None if policy is None else policy.model_dump(mode="json"), "allow_partial": allow_partial,
+        "validated_judges": sorted(judges or ()),
     })
 
 
-@task(cache_policy=NO_CACHE, name="find-comparison", retries=2, retry_delay_seconds=1)
+@task(cache_policy=NO_CACHE, name="find-comparison", retries=2, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
 def find_comparison(store: ResultsStore, comparison_id: str) -> dict[str, Any] | None:
     """The comparison already recorded under this id, if any."""
     path = comparison_manifest(comparison_id.removeprefix("sha256:"))
@@ -52,7 +55,7 @@ def compute_comparison(candidate: dict[str, Any], baseline: dict[str, Any], poli
     return compare_runs(candidate, baseline, policy=policy, scope=scope, validated_judges=judges)
 
 
-@task(cache_policy=NO_CACHE, name="write-comparison", retries=3, retry_delay_seconds=1)
+@task(cache_policy=NO_CACHE, name="write-comparison", retries=3, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
 def write_comparison(store: ResultsStore, record: dict[str, Any]) -> str:
     """Write the decisions table, then the comparison manifest; returns the id."""
     hexid = record["comparison_id"].removeprefix("sha256:")

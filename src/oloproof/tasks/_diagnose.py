@@ -20,6 +20,7 @@ from oloproof.store import (
 )
 from oloproof.tasks._identity import content_hash
 from oloproof.tasks._records import read_run_records
+from oloproof.tasks._retry import retry_io_only
 
 __all__ = ["find_diagnosis", "label_failures", "load_parent_run", "request_path", "write_diagnosis"]
 
@@ -29,7 +30,7 @@ def request_path(request: str) -> str:
     return f"diagnoses/requests/{request}.json"
 
 
-@task(cache_policy=NO_CACHE, name="find-diagnosis", retries=2, retry_delay_seconds=1)
+@task(cache_policy=NO_CACHE, name="find-diagnosis", retries=2, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
 def find_diagnosis(store: ResultsStore, request: str) -> dict[str, Any] | None:
     """The diagnosis already recorded for this exact request, if any."""
     if not store.exists(request_path(request)):
@@ -38,7 +39,7 @@ def find_diagnosis(store: ResultsStore, request: str) -> dict[str, Any] | None:
     return store.read_json(diagnosis_manifest(diagnosis_id.removeprefix("sha256:")))
 
 
-@task(cache_policy=NO_CACHE, name="load-parent-run", retries=2, retry_delay_seconds=1)
+@task(cache_policy=NO_CACHE, name="load-parent-run", retries=2, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
 def load_parent_run(store: ResultsStore, run_id: str) -> dict[str, Any]:
     """The parent run's records; its dataset must be unchanged since the run."""
     records = read_run_records(store, run_id)
@@ -98,7 +99,7 @@ def diagnosis_id_of(record: dict[str, Any]) -> str:
     return "sha256:" + content_hash(content)
 
 
-@task(cache_policy=NO_CACHE, name="write-diagnosis", retries=3, retry_delay_seconds=1)
+@task(cache_policy=NO_CACHE, name="write-diagnosis", retries=3, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
 def write_diagnosis(store: ResultsStore, record: dict[str, Any], request: str) -> str:
     """Write the labels, the diagnosis, then the request index; returns the id."""
     hexid = record["diagnosis_id"].removeprefix("sha256:")

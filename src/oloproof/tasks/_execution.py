@@ -14,6 +14,7 @@ from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import Outcome, is_hit
 from oloproof.tasks._environment import RunContext, RunEnvironment, environment
 from oloproof.tasks._identity import execution_key
+from oloproof.tasks._retry import retry_io_only
 
 __all__ = ["lookup_executions", "record_executions"]
 
@@ -86,7 +87,10 @@ def _merge(case_id: str, key: str, stages: dict[str, Outcome | None], run_id: st
     return result
 
 
-@task(cache_policy=NO_CACHE, name="record-executions", task_run_name="record executions ({batch.label})", retries=2)
+@task(cache_policy=NO_CACHE, name="record-executions", task_run_name="record executions ({batch.label})",
+    retries=2,
+    retry_condition_fn=retry_io_only,
+)
 def record_executions(
     context: RunContext,
     batch: Batch,

@@ -13,6 +13,7 @@ from prefect.cache_policies import NO_CACHE
 
 from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, run_manifest, run_table
 from oloproof.tasks._environment import RunContext, environment
+from oloproof.tasks._retry import retry_io_only
 
 __all__ = ["case_rows", "publish_report", "retrieval_rows", "write_run"]
 
@@ -62,7 +63,7 @@ def retrieval_rows(run_id: str, results: list[dict[str, Any]], cases: dict[str, 
     return rows
 
 
-@task(cache_policy=NO_CACHE, name="write-run", task_run_name="write run {manifest[run_id]}", retries=3, retry_delay_seconds=1)
+@task(cache_policy=NO_CACHE, name="write-run", task_run_name="write run {manifest[run_id]}", retries=3, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
 def write_run(
     context: RunContext, manifest: dict[str, Any], results: list[dict[str, Any]], summary: dict[str, Any]
 ) -> str:

@@ -9,6 +9,7 @@ from prefect.cache_policies import NO_CACHE
 
 from oloproof._exceptions import NotFoundError
 from oloproof.store import ResultsStore, run_manifest, run_table
+from oloproof.tasks._retry import retry_io_only
 
 __all__ = ["load_run_records", "read_run_records"]
 
@@ -28,7 +29,7 @@ def read_run_records(store: ResultsStore, run_id: str) -> dict[str, Any]:
     }
 
 
-@task(cache_policy=NO_CACHE, name="load-run", task_run_name="load {run_id}", retries=2, retry_delay_seconds=1)
+@task(cache_policy=NO_CACHE, name="load-run", task_run_name="load {run_id}", retries=2, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
 def load_run_records(store: ResultsStore, run_id: str) -> dict[str, Any]:
     """Task form of `read_run_records`."""
     return read_run_records(store, run_id)
