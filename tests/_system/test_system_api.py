@@ -276,12 +276,6 @@ def test_neither_object_is_an_error(tmp_path):
     )
 
 
-@pytest.mark.xfail(
-    reason="_system/_resolve.py import_object() uses importlib.import_module(), so a second project "
-    "in the same process whose module has the same name (e.g. both have app.py) silently gets "
-    "the first project's module from sys.modules",
-    strict=True,
-)
 def test_two_projects_with_the_same_module_name_each_get_their_own(tmp_path):
     handles = []
     for label in ("first", "second"):
@@ -301,12 +295,6 @@ def test_two_projects_with_the_same_module_name_each_get_their_own(tmp_path):
     assert [h.generate("q") for h in handles] == ["first", "second"]
 
 
-@pytest.mark.xfail(
-    reason="_system/_resolve.py _resolve_rag() pick() treats an explicit null in oloproof.yaml/--set "
-    "as 'not set' and falls back to the decorator, so a declared token_budget (or "
-    "retriever_version) can never be switched off, although the file may override every setting",
-    strict=True,
-)
 def test_an_explicit_null_switches_off_a_declared_token_budget(tmp_path):
     directory = project_with(tmp_path, "sysapi_mod_j", "rag: {object: sysapi_mod_j:Counted}")
     assert resolve_system(load_project(directory)).config.token_budget == 30

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -81,26 +82,53 @@ class SystemHandle:
         return getattr(self.target, "count_tokens", None)
 
 
-def import_object(spec: str, *, project: Project, location: tuple[str, ...]) -> Any:
-    """Import ``module:attribute`` with the project folder first on ``sys.path``."""
+def _import(spec: str, project_dir: Any) -> Any:
+    """Import ``module:attribute`` with ``project_dir`` first on ``sys.path``.
+
+    Raises:
+        ValueError: With a message saying what could not be imported.
+    """
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
-        raise project.error(f"expected module:attribute, got {spec!r}", location)
-    directory = str(project.directory)
+        raise ValueError(f"expected module:attribute, got {spec!r}")
+    directory = str(Path(project_dir).resolve())
     if directory not in sys.path:
         sys.path.insert(0, directory)
+    _forget_foreign(module_name, directory)
     try:
-        module = importlib.import_module(module_name)
+        target: Any = importlib.import_module(module_name)
     except Exception as exc:  # the user's module may raise anything on import
-        raise project.error(
-            f"cannot import {module_name!r}: {type(exc).__name__}: {exc}", location
-        ) from None
-    target: Any = module
+        raise ValueError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
     for part in attribute.split("."):
         if not hasattr(target, part):
-            raise project.error(f"module {module_name!r} has no attribute {attribute!r}", location)
+            raise ValueError(f"module {module_name!r} has no attribute {attribute!r}")
         target = getattr(target, part)
     return target
+
+
+def _forget_foreign(module_name: str, directory: str) -> None:
+    # Two projects may both have an ``app.py``: a module imported from another
+    # project's folder must not stand in for this one's.
+    top = module_name.split(".")[0]
+    loaded = sys.modules.get(top)
+    origin = getattr(loaded, "__file__", None)
+    if loaded is None or origin is None or Path(origin).resolve().is_relative_to(directory):
+        return
+    if not (Path(directory) / top).exists() and not (Path(directory) / f"{top}.py").exists():
+        return  # not a project module (an installed package): keep it
+    for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+        del sys.modules[name]
+    if directory in sys.path:
+        sys.path.remove(directory)
+    sys.path.insert(0, directory)
+
+
+def import_object(spec: str, *, project: Project, location: tuple[str, ...]) -> Any:
+    """Import ``module:attribute`` named in ``oloproof.yaml``, relative to the project."""
+    try:
+        return _import(spec, project.directory)
+    except ValueError as exc:
+        raise project.error(str(exc), location) from None
 
 
 def resolve_system(project: Project) -> SystemHandle:
@@ -141,8 +169,10 @@ def _resolve_rag(project: Project, rag: RagSettings) -> SystemHandle:
             raise project.error(f"{rag.object} has no {method}() method", location)
 
     def pick(name: str) -> Any:
-        value = getattr(rag, name)
-        return value if value is not None else getattr(declared, name)
+        # An explicit null in the file (or --set) switches a declared setting off.
+        if name in rag.model_fields_set:
+            return getattr(rag, name)
+        return getattr(declared, name)
 
     config = SystemConfig(
         kind="rag",
@@ -185,20 +215,10 @@ def _required(value: Any, project: Project, location: tuple[str, ...]) -> Any:
 
 def import_callable(spec: str, *, project_dir: Any, option: str) -> Any:
     """Import a ``module:function`` named on the command line (e.g. ``--reranker``)."""
-    module_name, sep, attribute = spec.partition(":")
-    if not sep or not module_name or not attribute:
-        raise ConfigError(f"expected module:function, got {spec!r}", path=option)
-    directory = str(project_dir)
-    if directory not in sys.path:
-        sys.path.insert(0, directory)
     try:
-        target: Any = importlib.import_module(module_name)
-    except Exception as exc:  # the user's module may raise anything on import
-        raise ConfigError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}", path=option) from None
-    for part in attribute.split("."):
-        if not hasattr(target, part):
-            raise ConfigError(f"module {module_name!r} has no attribute {attribute!r}", path=option)
-        target = getattr(target, part)
+        target = _import(spec, project_dir)
+    except ValueError as exc:
+        raise ConfigError(str(exc), path=option) from None
     if not callable(target):
         raise ConfigError(f"{spec} is not callable", path=option)
     return target

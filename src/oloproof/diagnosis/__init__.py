@@ -7,7 +7,7 @@ from oloproof.diagnosis._render import (
     render_diagnosis,
     render_label_lines,
 )
-from oloproof.diagnosis._select import Selection, select_failures
+from oloproof.diagnosis._select import Selection, passed_cases, select_failures
 
 __all__ = [
     "FACTORS",
@@ -18,6 +18,7 @@ __all__ = [
     "implicated_factor",
     "intervention_name",
     "label_case",
+    "passed_cases",
     "render_case_lines",
     "render_diagnosis",
     "render_label_lines",

@@ -7,7 +7,7 @@ from typing import Any
 
 from oloproof._exceptions import UsageError
 
-__all__ = ["Selection", "select_failures"]
+__all__ = ["Selection", "passed_cases", "select_failures"]
 
 
 @dataclass(frozen=True)
@@ -19,12 +19,20 @@ class Selection:
     without_gold: tuple[str, ...]
 
 
-def _failed(row: dict[str, Any], threshold: float | None) -> bool:
+def _passes(row: dict[str, Any], threshold: float | None) -> bool | None:
+    """Whether an observed row passes; ``None`` when it cannot say (a score without threshold)."""
     if threshold is not None:
-        return row["value"] is not None and float(row["value"]) < threshold
-    if row["passed"] is not None:
-        return not row["passed"]
-    return False
+        return row["value"] is not None and float(row["value"]) >= threshold
+    return row["passed"]
+
+
+def passed_cases(judgments: list[dict[str, Any]], criterion: str, threshold: float | None) -> dict[str, bool]:
+    """Each observed case's pass/fail on ``criterion`` (a score passes at ``threshold``)."""
+    return {
+        row["case_id"]: bool(_passes(row, threshold))
+        for row in judgments
+        if row["criterion"] == criterion and row["status"] == "observed"
+    }
 
 
 def select_failures(
@@ -58,7 +66,7 @@ def select_failures(
             field="--threshold",
         )
     expected = {row["case_id"]: row.get("expected") or {} for row in cases}
-    failed = sorted(row["case_id"] for row in observed if _failed(row, threshold))
+    failed = sorted(row["case_id"] for row in observed if _passes(row, threshold) is False)
     with_gold = tuple(c for c in failed if expected.get(c, {}).get("gold_context"))
     without = tuple(c for c in failed if not expected.get(c, {}).get("gold_context"))
     return Selection(criterion=criterion, with_gold=with_gold, without_gold=without)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import field_validator
@@ -44,6 +45,16 @@ def _read_pair(options: AnswerOptions, case: CaseView) -> dict[str, Any] | Verdi
     }
 
 
+def _judge_pair(
+    fields: dict[str, Any], case_sensitive: bool, matches: Callable[[str, str], bool]
+) -> Verdict:
+    actual = fields["actual"]
+    if actual is None:
+        return Verdict.of_pass(False, "output_field_missing")
+    text = _normalize(str(actual), case_sensitive)
+    return Verdict.of_pass(any(matches(_normalize(ref, case_sensitive), text) for ref in fields["references"]))
+
+
 @evaluator("contains")
 class Contains(Evaluator):
     """Passes when the output field contains the expected text (whitespace-normalized)."""
@@ -55,14 +66,7 @@ class Contains(Evaluator):
         return _read_pair(self.options, case)
 
     def judge(self, fields: dict[str, Any]) -> Verdict:
-        actual = fields["actual"]
-        if actual is None:
-            return Verdict.of_pass(False, "output_field_missing")
-        haystack = _normalize(str(actual), self.options.case_sensitive)
-        passed = any(
-            _normalize(ref, self.options.case_sensitive) in haystack for ref in fields["references"]
-        )
-        return Verdict.of_pass(passed)
+        return _judge_pair(fields, self.options.case_sensitive, lambda ref, text: ref in text)
 
 
 @evaluator("exact_match")
@@ -76,15 +80,7 @@ class ExactMatch(Evaluator):
         return _read_pair(self.options, case)
 
     def judge(self, fields: dict[str, Any]) -> Verdict:
-        actual = fields["actual"]
-        if actual is None:
-            return Verdict.of_pass(False, "output_field_missing")
-        normalized = _normalize(str(actual), self.options.case_sensitive)
-        passed = any(
-            _normalize(ref, self.options.case_sensitive) == normalized
-            for ref in fields["references"]
-        )
-        return Verdict.of_pass(passed)
+        return _judge_pair(fields, self.options.case_sensitive, lambda ref, text: ref == text)
 
 
 class RegexOptions(EvaluatorOptions):

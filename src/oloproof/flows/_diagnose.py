@@ -13,7 +13,7 @@ from prefect import flow
 
 from oloproof._exceptions import UsageError
 from oloproof._system._resolve import import_callable
-from oloproof.diagnosis import select_failures
+from oloproof.diagnosis import passed_cases, select_failures
 from oloproof.flows._run import evaluate
 from oloproof._locate import locate_store
 from oloproof.tasks._diagnose import (
@@ -132,7 +132,7 @@ def _replay(parent: dict[str, Any], results: str, cases: list[str], request: str
         runs["intervention"] = _child(parent, results, cases, role, request, reranker=reranker, **options)
         runs["replay_control"] = _child(parent, results, cases, "replay control", request,
                                         replay_from=parent["manifest"]["run_id"])
-    verdicts = {role_: _verdicts(run, criterion, threshold) for role_, run in runs.items()}
+    verdicts = {role_: passed_cases(run["judgments"], criterion, threshold) for role_, run in runs.items()}
     labelled = {case["case_id"]: case for case in gold["cases"]}
     merged = []
     for case_id in cases:
@@ -145,11 +145,3 @@ def _replay(parent: dict[str, Any], results: str, cases: list[str], request: str
         "labels_from": gold["diagnosis_id"],
         "child_runs": {**gold["child_runs"], **{role_: run["run_id"] for role_, run in runs.items()}},
     }
-
-
-def _verdicts(run: dict[str, Any], criterion: str, threshold: float | None) -> dict[str, bool]:
-    out = {}
-    for row in run["judgments"]:
-        if row["criterion"] == criterion and row["status"] == "observed":
-            out[row["case_id"]] = bool(row["passed"] if threshold is None else (row["value"] or 0) >= threshold)
-    return out

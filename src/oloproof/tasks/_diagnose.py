@@ -11,7 +11,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from oloproof._exceptions import UsageError
-from oloproof.diagnosis import implicated_factor, label_case
+from oloproof.diagnosis import implicated_factor, label_case, passed_cases
 from oloproof.store import (
     DIAGNOSIS_LABELS,
     ResultsStore,
@@ -57,15 +57,6 @@ def load_parent_run(store: ResultsStore, run_id: str) -> dict[str, Any]:
     return records
 
 
-def _passed(run: dict[str, Any], criterion: str, threshold: float | None) -> dict[str, bool]:
-    verdicts = {}
-    for row in run["judgments"]:
-        if row["criterion"] == criterion and row["status"] == "observed":
-            passed = row["passed"] if threshold is None else (row["value"] is not None and row["value"] >= threshold)
-            verdicts[row["case_id"]] = bool(passed)
-    return verdicts
-
-
 @task(cache_policy=NO_CACHE, name="label-failures")
 def label_failures(
     parent: dict[str, Any], selected: list[str], runs: dict[str, dict[str, Any]], criterion: str,
@@ -73,7 +64,8 @@ def label_failures(
 ) -> dict[str, Any]:
     """Label each selected case from its control and gold-context re-executions."""
     recorded = {row["case_id"]: row for row in parent["cases"]}
-    control, gold = _passed(runs["control"], criterion, threshold), _passed(runs["gold_context"], criterion, threshold)
+    control = passed_cases(runs["control"]["judgments"], criterion, threshold)
+    gold = passed_cases(runs["gold_context"]["judgments"], criterion, threshold)
     top_k = parent["manifest"]["system"]["top_k"]
     labels = []
     for case_id in selected:
