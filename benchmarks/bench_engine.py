@@ -48,6 +48,7 @@ from typing import Any
 
 CHILD_FLAG = "__child__"
 TIMINGS_ENV = "OLOPROOF_BENCH_TIMINGS"
+PRELOAD_ENV = "OLOPROOF_BENCH_PRELOAD"
 TARGETS = {
     "latency": 1.25,  # flow (and command) time / ideal
     "rerun": 0.10,  # warm / cold
@@ -336,6 +337,14 @@ def _child_main(argv: list[str]) -> int:
     sys.meta_path.insert(0, _PostImportHook("oloproof.tasks", patch_tasks))
     sys.meta_path.insert(0, _PostImportHook("oloproof.flows", patch_flows))
 
+    preload = os.environ.get(PRELOAD_ENV)
+    if preload:
+        # --child-preload: try an engine change (monkeypatch) without editing src/.
+        import runpy
+
+        marks["preload_begin"] = now()
+        runpy.run_path(preload, run_name="__oloproof_bench_preload__")
+        marks["preload_end"] = now()
     marks["main_begin"] = now()
     from oloproof._cli.main import main
 
@@ -376,6 +385,8 @@ class Bench:
         if self.api_url:
             env["PREFECT_API_URL"] = self.api_url
         env[TIMINGS_ENV] = str(timings)
+        if self.args.child_preload:
+            env[PRELOAD_ENV] = str(Path(self.args.child_preload).resolve())
         env.pop("PYTHONPROFILEIMPORTTIME", None)
         return env
 
@@ -795,6 +806,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="sample only the thread holding the GIL (py-spy --gil): where the CPU-bound time goes")
     parser.add_argument("--rss-interval", type=float, default=0.25,
                         help="psutil RSS sampling period of the process tree in s (0: off; default 0.25)")
+    parser.add_argument("--child-preload", default=None, metavar="FILE",
+                        help="run this Python file in each command's process before the CLI starts (e.g. a "
+                             "monkeypatch of the engine, to A/B a change without editing src/)")
     parser.add_argument("--rss-timeline", default=None, metavar="PREFIX",
                         help="write the sampled tree RSS of each command to PREFIX-NN.csv")
     return parser

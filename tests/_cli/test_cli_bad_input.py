@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -103,7 +106,7 @@ def test_invalid_json_line(run_cli, example_project):
     lines = cases.read_text().splitlines()
     lines.insert(2, '{"id": "broken", "input": {"question": "?"},')
     cases.write_text("\n".join(lines) + "\n")
-    assert_rejected(run_cli, example_project, f"{cases.resolve()}:3: invalid JSON: Expecting property name enclosed in double quotes at column 45")
+    assert_rejected(run_cli, example_project, f"{cases.resolve()}:3: invalid JSON: Expecting property name enclosed in double quotes (column 45)")
 
 
 def test_missing_id(run_cli, example_project):
@@ -249,12 +252,6 @@ def test_object_module_raises_on_import(run_cli, example_project):
     )
 
 
-@pytest.mark.xfail(
-    reason="_system/_resolve.py import_object() puts the exception's text verbatim into the "
-    "ConfigError, so an import error with a multi-line message (any pydantic ValidationError, "
-    "e.g. @rag_system(version=2)) prints several lines on stderr",
-    strict=True,
-)
 def test_object_module_raising_a_multiline_error_is_one_line(run_cli, example_project):
     (example_project / "badin_multiline.py").write_text(
         "raise ValueError('bad settings:\\n  version must be text')\n"
@@ -271,12 +268,6 @@ def test_object_module_raising_a_multiline_error_is_one_line(run_cli, example_pr
     assert runs_written(example_project) == []
 
 
-@pytest.mark.xfail(
-    reason="_system/_resolve.py _resolve_rag() instantiates the class (target()) without catching "
-    "its errors: a constructor that raises (missing API key, missing index) escapes main() as a "
-    "traceback with exit 1 instead of a one-line error naming system.rag.object",
-    strict=True,
-)
 def test_system_constructor_raising_is_a_config_error(run_cli, tmp_path):
     project = small_project(tmp_path, "badin_init")
     (project / "badin_init.py").write_text(
@@ -384,36 +375,46 @@ def test_retrieval_evaluator_on_a_plain_system(run_cli, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    reason="a retriever returning more than depth candidates raises SystemContractError inside the "
-    "Prefect retrieve task; the flow then dies with prefect.exceptions.UnfinishedRun (uncaught by the "
-    "CLI, so a traceback and exit 1) after Prefect logs a traceback per case",
-    strict=True,
-)
 def test_more_candidates_than_depth_is_a_contract_error(run_cli, tmp_path):
     project = small_project(tmp_path, "badin_toodeep", cls="TooDeep")
     code, out, err = run_cli("run", str(project))
-    assert code == 2
-    assert err.count("\n") == 1
-    assert err.startswith("oloproof: error: field 'retrieve': badin_toodeep:TooDeep.retrieve returned 3 candidates")
-    assert err.endswith("; depth is 2\n")
+    assert (code, out) == (2, "")
+    # In-process, Prefect's own task-failure log lines may land on the captured stderr
+    # first; the one-line contract on a real console is checked in a subprocess below.
+    last = err.splitlines()[-1]
+    assert last.startswith("oloproof: error: field 'retrieve': badin_toodeep:TooDeep.retrieve returned 3 candidates")
+    assert last.endswith("; depth is 2")
     assert runs_written(project) == []
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    reason="a retriever returning a list instead of a Retrieval raises SystemContractError inside the "
-    "Prefect retrieve task; the flow then dies with prefect.exceptions.UnfinishedRun instead of a "
-    "one-line error and exit 2",
-    strict=True,
-)
 def test_retrieve_returning_a_list_is_a_contract_error(run_cli, tmp_path):
     project = small_project(tmp_path, "badin_listy", cls="ListOfDicts")
     code, out, err = run_cli("run", str(project))
     assert (code, out) == (2, "")
-    assert err.count("\n") == 1
-    assert err.startswith("oloproof: error: field 'retrieve': badin_listy:ListOfDicts.retrieve returned list for case ")
-    assert err.endswith("; expected Retrieval\n")
+    last = err.splitlines()[-1]
+    assert last.startswith("oloproof: error: field 'retrieve': badin_listy:ListOfDicts.retrieve returned list for case ")
+    assert last.endswith("; expected Retrieval")
+    assert runs_written(project) == []
+
+
+@pytest.mark.slow
+def test_a_contract_error_is_one_line_on_a_real_console(prefect_api, tmp_path):
+    """The real command in a subprocess: stderr holds the error line and nothing else."""
+    from prefect.settings import PREFECT_API_URL
+
+    project = small_project(tmp_path, "badin_console", cls="TooDeep")
+    result = subprocess.run(
+        [sys.executable, "-m", "oloproof._cli.main", "run", str(project)],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PREFECT_API_URL": str(PREFECT_API_URL.value())},
+    )
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr[-3000:]
+    assert result.stderr.count("\n") == 1, result.stderr[-3000:]
+    assert result.stderr.startswith(
+        "oloproof: error: field 'retrieve': badin_console:TooDeep.retrieve returned 3 candidates for case "
+    )
+    assert result.stderr.endswith("; depth is 2\n")
     assert runs_written(project) == []
 
 
@@ -438,5 +439,5 @@ def test_dict_candidates_fail_inside_user_code_and_every_case_is_missing(run_cli
         ("c2", "missing", "retrieve"),
     ]
     for row in rows:
-        assert row["error"].startswith("ValidationError: 1 validation error for Retrieval\ncandidates\n")
+        assert row["error"].startswith("ValidationError: 1 validation error for Retrieval; candidates; ")
         assert "Value error, candidate 1 is dict, expected Passage" in row["error"]

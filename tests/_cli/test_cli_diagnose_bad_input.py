@@ -123,7 +123,6 @@ def test_bad_request_exits_2_naming_the_problem_and_writes_nothing(run_cli, pare
     assert written(parent["store"]) == before
 
 
-@pytest.mark.xfail(reason=PREFECT_LOGS, strict=True)
 def test_a_request_refused_inside_the_flow_prints_one_line_on_a_console(parent):
     """The real command in a subprocess (in-process, pytest may route Prefect's console logs elsewhere)."""
     from prefect.settings import PREFECT_API_URL
@@ -153,12 +152,6 @@ def foreign_passages(parent):
             "after": written(parent["store"])}
 
 
-@pytest.mark.xfail(
-    reason="the SystemContractError raised by tasks/_replay.py check_reranked inside the retrieve task is lost: "
-    "flows/_run.py evaluate() then calls .result() on the dependent record-executions future and gets "
-    "prefect.exceptions.UnfinishedRun ('Run is in PENDING state'), which main() does not catch (traceback, exit 1)",
-    strict=True,
-)
 def test_foreign_passages_from_the_reranker_exit_2_with_one_line(foreign_passages):
     assert foreign_passages["raised"] is None, repr(foreign_passages["raised"])
     assert foreign_passages["code"] == 2

@@ -242,12 +242,6 @@ def test_no_output_claims_a_cause(planted):
         assert word not in text
 
 
-@pytest.mark.xfail(
-    reason="flows/_diagnose.py _replay passes --reranker to the top-k intervention child run although the "
-    "request (and the record's settings) only holds top_k, so 'top-k 2' silently replays through the re-ranker "
-    "and is cached under the plain top-k 2 request",
-    strict=True,
-)
 def test_a_reranker_given_with_top_k_does_not_change_the_top_k_replay(planted):
     code, out, err = cli("diagnose", planted["run_id"], "--criterion", "answer_correct", *planted["where"],
                          "--intervention", "top-k", "--top-k", "2", "--reranker", RERANKER)

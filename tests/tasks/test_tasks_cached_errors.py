@@ -31,12 +31,6 @@ def test_an_error_raised_in_user_code_names_its_line(tmp_path):
     assert _describe(_raised(lambda: module.generate("x"))) == f"RuntimeError: endpoint timed out (at {path}:2)"
 
 
-@pytest.mark.xfail(
-    reason="tasks/_cached.py _describe() records the innermost traceback frame, so an error raised "
-    "inside a library the user's code called (here pydantic, via Retrieval(...)) points into "
-    "site-packages instead of the user's line",
-    strict=True,
-)
 def test_an_error_raised_by_a_library_names_the_users_line(tmp_path):
     path = tmp_path / "describe_user_b.py"
     path.write_text(
@@ -46,7 +40,7 @@ def test_an_error_raised_by_a_library_names_the_users_line(tmp_path):
     )
     module = _load(path, "describe_user_b")
     described = _describe(_raised(lambda: module.retrieve("q", 2)))
-    assert described.startswith("ValidationError: 1 validation error for Retrieval\n")
+    assert described.startswith("ValidationError: 1 validation error for Retrieval; ")
     assert described.endswith(f"(at {path}:4)")
 
 

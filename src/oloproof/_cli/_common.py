@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from typing import Any
@@ -12,21 +13,37 @@ __all__ = ["emit_json", "open_store", "quiet_prefect"]
 
 
 def quiet_prefect() -> None:
-    """Keep Prefect's console logging to warnings; logs still reach the Prefect API.
+    """Keep Prefect's console logging to warnings and run logs off the console.
 
-    Must run before Prefect is imported. Users override it with the usual
+    Logs still reach the Prefect API. Users override the levels with the usual
     ``PREFECT_LOGGING_*`` variables.
     """
     os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "WARNING")
-    # A failed flow or task is reported by the CLI as one line; its traceback stays
-    # in the run's logs in the Prefect API and UI.
-    for name in (
-        "PREFECT_LOGGING_HANDLERS_CONSOLE_FLOW_RUNS_LEVEL",
-        "PREFECT_LOGGING_HANDLERS_CONSOLE_TASK_RUNS_LEVEL",
-    ):
-        os.environ.setdefault(name, "CRITICAL")
+    os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "CRITICAL")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("DO_NOT_TRACK", "1")
+    import prefect.main  # noqa: F401  (configures Prefect's logging handlers)
+
+    for handler in _console_handlers():
+        if not any(isinstance(f, _RunLogsToApiOnly) for f in handler.filters):
+            handler.addFilter(_RunLogsToApiOnly())
+
+
+class _RunLogsToApiOnly(logging.Filter):
+    """Keep flow- and task-run logs off the console: a failed run is reported by the
+    CLI as one line, and its traceback stays in the run's logs in the Prefect API and UI."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.name.startswith(("prefect.flow_runs", "prefect.task_runs"))
+
+
+def _console_handlers() -> list[logging.Handler]:
+    from prefect.logging.handlers import PrefectConsoleHandler
+
+    loggers = [logging.getLogger()] + [
+        logger for logger in logging.Logger.manager.loggerDict.values() if isinstance(logger, logging.Logger)
+    ]
+    return [h for logger in loggers for h in logger.handlers if isinstance(h, PrefectConsoleHandler)]
 
 
 def open_store(results: str | None, project: str | None) -> Any:

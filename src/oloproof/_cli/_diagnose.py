@@ -13,12 +13,24 @@ __all__ = ["diagnose_command", "inspect_command"]
 
 def diagnose_command(args: argparse.Namespace) -> int:
     """Run (or recall) a diagnosis and print it."""
+    if args.top_k is not None and args.intervention != "top-k":
+        raise UsageError("--top-k belongs to --intervention top-k", field="--top-k")
+    if args.reranker is not None and args.intervention != "reranker":
+        raise UsageError("--reranker belongs to --intervention reranker", field="--reranker")
     if args.intervention == "top-k" and (args.top_k is None or args.top_k < 1):
         raise UsageError("--top-k must be an integer of at least 1", field="--top-k")
     quiet_prefect()
     store = open_store(args.results, args.project)
-    from oloproof.diagnosis import render_diagnosis
+    from oloproof.diagnosis import render_diagnosis, select_failures
     from oloproof.flows import diagnose
+    from oloproof.flows._diagnose import check_request
+    from oloproof.tasks._diagnose import load_parent_run
+
+    # Bad requests fail here, before any flow starts or anything is written.
+    parent = load_parent_run.fn(store, args.run_id)
+    check_request(parent, args.intervention, args.top_k, args.reranker)
+    select_failures(parent["judgments"], parent["cases"], criterion=args.criterion,
+                    threshold=args.threshold, run_id=args.run_id)
 
     record = diagnose(
         run_id=args.run_id, intervention=args.intervention, criterion=args.criterion,

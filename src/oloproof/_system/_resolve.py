@@ -82,7 +82,7 @@ class SystemHandle:
         return getattr(self.target, "count_tokens", None)
 
 
-def _import(spec: str, project_dir: Any) -> Any:
+def _import(spec: str, project_dir: Any, what: str = "attribute") -> Any:
     """Import ``module:attribute`` with ``project_dir`` first on ``sys.path``.
 
     Raises:
@@ -90,7 +90,7 @@ def _import(spec: str, project_dir: Any) -> Any:
     """
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
-        raise ValueError(f"expected module:attribute, got {spec!r}")
+        raise ValueError(f"expected module:{what}, got {spec!r}")
     directory = str(Path(project_dir).resolve())
     if directory not in sys.path:
         sys.path.insert(0, directory)
@@ -98,7 +98,8 @@ def _import(spec: str, project_dir: Any) -> Any:
     try:
         target: Any = importlib.import_module(module_name)
     except Exception as exc:  # the user's module may raise anything on import
-        raise ValueError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
+        first_line = (str(exc).strip().splitlines() or [""])[0]
+        raise ValueError(f"cannot import {module_name!r}: {type(exc).__name__}: {first_line}") from None
     for part in attribute.split("."):
         if not hasattr(target, part):
             raise ValueError(f"module {module_name!r} has no attribute {attribute!r}")
@@ -163,7 +164,13 @@ def _resolve_rag(project: Project, rag: RagSettings) -> SystemHandle:
         raise project.error("required field is missing", location)
     target = import_object(rag.object, project=project, location=location)
     declared = _declaration(target) or SystemDeclaration(kind="rag")
-    instance = target() if inspect.isclass(target) else target
+    try:
+        instance = target() if inspect.isclass(target) else target
+    except Exception as exc:  # a constructor may need a key or an index that is missing
+        first_line = (str(exc).strip().splitlines() or [""])[0]
+        raise project.error(
+            f"{rag.object}() raised {type(exc).__name__}: {first_line}", location
+        ) from None
     for method in ("retrieve", "generate"):
         if not callable(getattr(instance, method, None)):
             raise project.error(f"{rag.object} has no {method}() method", location)
@@ -216,7 +223,7 @@ def _required(value: Any, project: Project, location: tuple[str, ...]) -> Any:
 def import_callable(spec: str, *, project_dir: Any, option: str) -> Any:
     """Import a ``module:function`` named on the command line (e.g. ``--reranker``)."""
     try:
-        target = _import(spec, project_dir)
+        target = _import(spec, project_dir, what="function")
     except ValueError as exc:
         raise ConfigError(str(exc), path=option) from None
     if not callable(target):

@@ -57,7 +57,9 @@ def load_cases(url: str, storage_options: dict[str, Any] | None = None) -> Datas
         raise DatasetError(f"not UTF-8 text ({exc.reason})", path=url) from None
     cases: list[Case] = []
     first_line: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    # JSONL lines end at \n only: U+2028 and friends are legal inside JSON strings.
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
         case = _parse_line(line, url=url, number=number)
@@ -80,7 +82,7 @@ def _parse_line(line: str, *, url: str, number: int) -> Case:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
         raise DatasetError(
-            f"invalid JSON: {exc.msg} at column {exc.colno}", path=url, line=number
+            f"invalid JSON: {exc.msg} (column {exc.colno})", path=url, line=number
         ) from None
     if not isinstance(data, dict):
         raise DatasetError(

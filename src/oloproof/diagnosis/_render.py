@@ -31,6 +31,10 @@ def render_label_lines(cases: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _cases(count: int) -> str:
+    return f"{count} failed case" if count == 1 else f"{count} failed cases"
+
+
 def _child_runs(record: dict[str, Any]) -> str:
     names = {"gold_context": "gold context", "control": "control", "intervention": intervention_name(record),
              "replay_control": "replay control"}
@@ -43,10 +47,10 @@ def render_diagnosis(record: dict[str, Any]) -> list[str]:
     """The report of a diagnosis."""
     cases = record["cases"]
     total = len(cases)
-    lines = [f"Selected: {total} failed cases with gold context (observed; no population claim)"]
+    lines = [f"Selected: {_cases(total)} with gold context (observed; no population claim)"]
     if record["without_gold"]:
         lines.append(
-            f"Not diagnosable: {len(record['without_gold'])} failed cases without gold context "
+            f"Not diagnosable: {_cases(len(record['without_gold']))} without gold context "
             f"({', '.join(record['without_gold'])})"
         )
     if total == 0:

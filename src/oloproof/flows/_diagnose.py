@@ -89,6 +89,10 @@ def diagnose(
         raise UsageError(f"unknown intervention {intervention!r} (known: {', '.join(INTERVENTIONS)})")
     store = locate_store(results, project)
     results = store.url
+    # Only the chosen intervention's own option takes part, so a stray one can
+    # neither change the replay nor hide from the diagnosis's identity.
+    top_k = top_k if intervention == "top-k" else None
+    reranker = reranker if intervention == "reranker" else None
     settings = {"top_k": top_k} if intervention == "top-k" else {"reranker": reranker} if intervention == "reranker" else {}
     request = content_hash({"parent": run_id, "criterion": criterion, "threshold": threshold,
                             "intervention": intervention, "settings": settings})

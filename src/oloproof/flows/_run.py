@@ -95,7 +95,7 @@ def _stage_tasks(env: RunEnvironment) -> dict[str, Any]:
 
 def _submit_batch(
     context: RunContext, env: RunEnvironment, batch: Batch, cached: dict[str, Any], tasks: dict[str, Any]
-) -> PrefectFuture[Any]:
+) -> tuple[list[PrefectFuture[Any]], PrefectFuture[Any]]:
     todo = Batch(batch.index, tuple(c for c in batch.case_ids if c not in cached))
     retrieved = assembled = generated = None
     if todo.case_ids:
@@ -103,7 +103,17 @@ def _submit_batch(
             retrieved = tasks["retrieve"].submit(context, todo)
             assembled = tasks["assemble"].submit(context, todo, retrieved)
         generated = tasks["generate"].submit(context, todo, assembled)
-    return record_executions.submit(context, batch, cached, retrieved, assembled, generated)
+    stages = [future for future in (retrieved, assembled, generated) if future is not None]
+    return stages, record_executions.submit(context, batch, cached, retrieved, assembled, generated)
+
+
+def _raise_first_failure(futures: list[PrefectFuture[Any]]) -> None:
+    # A broken contract fails a stage task; its dependants then never run, so the
+    # stage's own exception is the one to report.
+    for future in futures:
+        future.wait()
+        if future.state.is_failed() or future.state.is_crashed():
+            future.result()
 
 
 def _manifest(env: RunEnvironment, summary: dict[str, Any], started: str) -> dict[str, Any]:
@@ -185,8 +195,10 @@ def evaluate(
         tasks = _stage_tasks(env)
         batches = plan_batches(list(env.cases), env.project.config.batch_size)
         lookups = [lookup_executions.submit(context, batch) for batch in batches]
-        merged = [_submit_batch(context, env, b, f.result(), tasks) for b, f in zip(batches, lookups)]
+        submitted = [_submit_batch(context, env, b, f.result(), tasks) for b, f in zip(batches, lookups)]
+        merged = [record for _, record in submitted]
         judged = [tasks["judge"].submit(context, b, m) for b, m in zip(batches, merged)]
+        _raise_first_failure([future for stages, _ in submitted for future in stages] + merged + judged)
         case_results = [r for m in merged for r in m.result().values()]
         judgments = [
             {"case_id": case_id, **row}

@@ -10,7 +10,9 @@ the batch as a whole is then kept out of Prefect's cache, so a re-run retries it
 from __future__ import annotations
 
 import concurrent.futures
+import sysconfig
 import traceback
+from pathlib import Path
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -135,9 +137,30 @@ def run_cached(
 
 
 def _describe(error: BaseException) -> str:
-    frames = traceback.extract_tb(error.__traceback__)
+    """One line: the error and the deepest frame of the user's own code."""
+    frames = [
+        frame for frame in traceback.extract_tb(error.__traceback__)
+        if not _is_library(frame.filename)
+    ]
     where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
-    return f"{type(error).__name__}: {error}{where}"
+    message = "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    return f"{type(error).__name__}: {message}{where}"
+
+
+def _is_library(filename: str) -> bool:
+    # Frames of installed packages, the standard library and Oloproof itself
+    # say nothing about where the user's system failed.
+    path = Path(filename).resolve()
+    return (
+        "site-packages" in path.parts
+        or "dist-packages" in path.parts
+        or path.is_relative_to(_STDLIB)
+        or path.is_relative_to(_OLOPROOF)
+    )
+
+
+_STDLIB = Path(sysconfig.get_paths()["stdlib"]).resolve()
+_OLOPROOF = Path(__file__).resolve().parents[1]
 
 
 def passthrough(upstream: Outcome | None) -> Outcome:
