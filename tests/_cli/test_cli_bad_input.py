@@ -419,25 +419,13 @@ def test_a_contract_error_is_one_line_on_a_real_console(prefect_api, tmp_path):
 
 
 @pytest.mark.slow
-def test_dict_candidates_fail_inside_user_code_and_every_case_is_missing(run_cli, tmp_path):
-    """Retrieval() itself rejects a dict, so the error is raised in the user's retrieve():
-    it is recorded as that case's failure (missing), not reported as a contract error."""
+def test_dict_candidates_are_a_contract_error(run_cli, tmp_path):
+    """Retrieval() rejects a dict inside the user's retrieve(): that is the retriever
+    breaking its contract, so the run stops with one line and writes no run."""
     project = small_project(tmp_path, "badin_dicts", cls="DictItems")
     code, out, err = run_cli("run", str(project))
-    assert code == 0, err
-    assert "│ contains      │ —        │ —            │ 0 observed · 2 missing · 0 excluded" in out
-    assert len(runs_written(project)) == 1
-    code, out, err = run_cli(
-        "query",
-        "SELECT case_id, status, error_stage, error FROM cases ORDER BY case_id",
-        "--project", str(project), "--json",
-    )
-    assert code == 0, err
-    rows = json.loads(out)
-    assert [(r["case_id"], r["status"], r["error_stage"]) for r in rows] == [
-        ("c1", "missing", "retrieve"),
-        ("c2", "missing", "retrieve"),
-    ]
-    for row in rows:
-        assert row["error"].startswith("ValidationError: 1 validation error for Retrieval; candidates; ")
-        assert "Value error, candidate 1 is dict, expected Passage" in row["error"]
+    assert (code, out) == (2, "")
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("oloproof: error: field 'retrieve': badin_dicts:DictItems.retrieve built an invalid Retrieval for case ")
+    assert "candidate 1 is dict, expected Passage" in last
+    assert runs_written(project) == []

@@ -133,7 +133,7 @@ def test_nothing_to_diagnose_prints_the_selection_and_the_id_only():
     record.update(cases=[], recovered=0, implicated=None, child_runs={}, without_gold=["x"])
     assert render_diagnosis(record) == [
         "Selected: 0 failed cases with gold context (observed; no population claim)",
-        "Not diagnosable: 1 failed cases without gold context (x)",
+        "Not diagnosable: 1 failed case without gold context (x)",
         f"Diagnosis {GOLD_ID}",
     ]
 

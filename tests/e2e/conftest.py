@@ -208,7 +208,7 @@ def s3_fs(moto_server) -> Any:
 
     return s3fs.S3FileSystem(
         endpoint_url=moto_server, key=ACCESS_KEY_ID, secret=SECRET_ACCESS_KEY,
-        client_kwargs={"region_name": "us-east-1"}, skip_instance_cache=True, use_listings_cache=False,
+        skip_instance_cache=True, use_listings_cache=False,
     )  # fmt: skip
 
 
@@ -284,7 +284,7 @@ def stderr_lines(result: subprocess.CompletedProcess) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def test_credentials() -> dict[str, str]:
+def aws_test_credentials() -> dict[str, str]:
     """The test AWS credentials every machine carries in its environment."""
     return {"key": ACCESS_KEY_ID, "secret": SECRET_ACCESS_KEY}
 

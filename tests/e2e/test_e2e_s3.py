@@ -21,7 +21,7 @@ def _metrics(rows: list[dict]) -> dict[str, tuple]:
 
 
 def test_two_machines_share_one_s3_store(
-    project_copy, new_bucket, machine, olo, s3_fs, moto_server, test_credentials, prefect_server_info
+    project_copy, new_bucket, machine, olo, s3_fs, moto_server, aws_test_credentials, prefect_server_info
 ):
     bucket = new_bucket()
     url = f"s3://{bucket}/oloproof"
@@ -58,7 +58,7 @@ def test_two_machines_share_one_s3_store(
     assert manifest["status"] == "complete" and manifest["case_count"] == 13
 
     # No credential reaches the bucket, nor the Prefect server's database.
-    secrets = [test_credentials["secret"].encode(), test_credentials["key"].encode()]
+    secrets = [aws_test_credentials["secret"].encode(), aws_test_credentials["key"].encode()]
     for path, data in s3_fs.cat(objects).items():
         for secret in secrets:
             assert secret not in data, f"{secret!r} is stored in s3://{path}"
@@ -87,15 +87,15 @@ def test_two_machines_share_one_s3_store(
     import oloproof.store
 
     con = oloproof.store.connect(url, storage_options={
-        "endpoint_url": moto_server, "key": test_credentials["key"], "secret": test_credentials["secret"],
+        "endpoint_url": moto_server, "key": aws_test_credentials["key"], "secret": aws_test_credentials["secret"],
         "client_kwargs": {"region_name": "us-east-1"},
     })  # fmt: skip
     try:
-        views = {row[0] for row in con.sql("SELECT table_name FROM information_schema.tables").fetchall()}
+        views = {row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
         assert {"runs", "cases", "retrievals", "generations", "judgments", "metrics"} <= views
-        assert con.sql("SELECT count(*) FROM runs").fetchone() == (2,)
-        assert con.sql("SELECT count(*) FROM cases").fetchone() == (26,)
-        rows = con.sql(
+        assert con.execute("SELECT count(*) FROM runs").fetchone() == (2,)
+        assert con.execute("SELECT count(*) FROM cases").fetchone() == (26,)
+        rows = con.execute(
             "SELECT run_id, successes, observed FROM metrics "
             "WHERE slice IS NULL AND criterion = 'answer_correct' ORDER BY run_id"
         ).fetchall()

@@ -297,7 +297,8 @@ def test_diagnoses_and_comparisons_views(local_store, write_run):
     dx, cx = "d" * 64, "c" * 64
     local_store.write_table(
         diagnosis_labels(dx),
-        [{"diagnosis_id": dx, "case_id": "c1", "label": "retrieval_miss",
+        # Content-addressed ids read as they are printed, sha256:<hex>, in every view.
+        [{"diagnosis_id": f"sha256:{dx}", "case_id": "c1", "label": "retrieval_miss",
           "best_relevant_position": None, "control_passed": False,
           "intervention_passed": True}],
         LABELS,
@@ -308,7 +309,7 @@ def test_diagnoses_and_comparisons_views(local_store, write_run):
     )
     local_store.write_table(
         comparison_decisions(cx),
-        [{"comparison_id": cx, "rule": "no_regression", "verdict": "pass", "paired": 2}],
+        [{"comparison_id": f"sha256:{cx}", "rule": "no_regression", "verdict": "pass", "paired": 2}],
         DECISIONS,
     )
     # an incomplete comparison: decisions written, manifest not yet

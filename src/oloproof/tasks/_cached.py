@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from oloproof._exceptions import SystemContractError
 from oloproof.tasks._environment import RunEnvironment
 
@@ -114,6 +116,12 @@ def run_cached(
         called = future.result()
         if isinstance(called.error, SystemContractError):
             raise called.error  # a broken contract stops the run; it is not a failing case
+        if _is_invalid_retrieval(called.error):
+            raise SystemContractError(
+                f"{env.system.config.object}.retrieve built an invalid Retrieval for case "
+                f"{item.case_id!r}: {_describe(called.error)}",
+                field="retrieve",
+            )
         if called.error is not None:
             failed = True
             results[item.case_id] = outcome(
@@ -134,6 +142,12 @@ def run_cached(
     if failed:
         skip_batch_cache()
     return {item.case_id: results[item.case_id] for item in items}
+
+
+def _is_invalid_retrieval(error: BaseException | None) -> bool:
+    # Retrieval(...) and Passage(...) reject bad candidates inside the user's own
+    # code; that is the retriever breaking its contract, not a failing case.
+    return isinstance(error, ValidationError) and error.title in ("Retrieval", "Passage")
 
 
 def _describe(error: BaseException) -> str:

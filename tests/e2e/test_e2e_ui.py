@@ -1,0 +1,153 @@
+"""What a person sees in the REAL Prefect server's API and UI after ``oloproof run``.
+
+One run of the example (local store) against the session's server; the API lists it
+with readable names, tags and its report artifact, and headless Chromium renders its
+flow-run page in the UI the same server serves.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.services, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "support_rag"
+RUN_NAME = "run support-rag slice-b-example · 13 cases"
+
+
+def _case_ids() -> list[str]:
+    lines = (EXAMPLE / "cases.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["id"] for line in lines if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def recorded_run(tmp_path_factory, prefect_server, server_api):
+    """One run of a copy of the example against the real server: (run id, its flow run)."""
+    project = tmp_path_factory.mktemp("ui") / "support_rag"
+    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns(".oloproof", "__pycache__"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "AWS_", "OLOPROOF_"))}
+    env.update(PREFECT_HOME=str(tmp_path_factory.mktemp("ui-prefect-home")), PREFECT_API_URL=prefect_server,
+               PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="1")  # fmt: skip
+    import sys
+
+    ran = subprocess.run([sys.executable, "-m", "oloproof._cli.main", "run", str(project), "--json"],
+                         env=env, capture_output=True, text=True, timeout=240)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    report = json.loads(ran.stdout)
+    run_id = report["run_id"]
+    candidates = server_api("/flow_runs/filter", {
+        "flows": {"name": {"any_": ["oloproof-run"]}},
+        "flow_runs": {"name": {"any_": [RUN_NAME]}},
+        "limit": 200,
+    }) or []  # fmt: skip
+    mine = [r for r in candidates if (r.get("parameters") or {}).get("run_id") == run_id]
+    assert len(mine) == 1, f"no flow run named {RUN_NAME!r} with parameter run_id={run_id}"
+    return run_id, mine[0]
+
+
+def test_api_lists_the_run_with_readable_names(recorded_run, server_api):
+    run_id, flow_run = recorded_run
+    assert flow_run["name"] == RUN_NAME
+    assert flow_run["state_type"] == "COMPLETED"
+    assert {"oloproof", "system:support-rag", "version:slice-b-example",
+            "index_version:kb-2026-09-16"} <= set(flow_run["tags"])  # fmt: skip
+
+    task_runs = server_api("/task_runs/filter", {
+        "flow_runs": {"id": {"any_": [flow_run["id"]]}}, "limit": 200,
+    }) or []  # fmt: skip
+    names = {t["name"] for t in task_runs}
+    assert "generate refund_review" in names, sorted(names)[:20]
+    for case_id in _case_ids():
+        for stage in ("retrieve", "generate", "judge"):
+            assert f"{stage} {case_id}" in names, f"no task run named {stage} {case_id}"
+    assert f"write run {run_id}" in names
+
+    artifacts = server_api("/artifacts/filter", {
+        "artifacts": {"flow_run_id": {"any_": [flow_run["id"]]}}, "limit": 50,
+    }) or []  # fmt: skip
+    reports = [a for a in artifacts if (a.get("key") or "").startswith("oloproof-run-")]
+    assert len(reports) == 1, [a.get("key") for a in artifacts]
+    (artifact,) = reports
+    assert artifact["key"] == "oloproof-" + run_id.lower().replace("_", "-")
+    assert artifact["type"] == "markdown"
+    assert run_id in artifact["data"] and "answer_correct" in artifact["data"]
+    # The artifact is findable by key too, as the UI's artifact page finds it.
+    latest = server_api(f"/artifacts/{artifact['key']}/latest")
+    assert latest is not None and latest["flow_run_id"] == flow_run["id"]
+
+
+def _chromium(*args: str, timeout: float = 90) -> subprocess.CompletedProcess:
+    command = [
+        shutil.which("chromium"), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+        "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--disable-dev-shm-usage", "--virtual-time-budget=15000", "--window-size=1400,900", *args,
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)  # fmt: skip
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        out, err = process.communicate()
+        pytest.fail(f"chromium did not finish within {timeout} s: {err[-2000:]}")
+    finally:
+        try:  # its renderer and GPU helpers live in the session it started
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+
+def _png_facts(data: bytes) -> tuple[int, int, float]:
+    """(width, height, share of non-zero bytes in the filtered image data)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    offset, idat, width, height = 8, b"", 0, 0
+    while offset < len(data):
+        (length,) = struct.unpack(">I", data[offset : offset + 4])
+        kind = data[offset + 4 : offset + 8]
+        body = data[offset + 8 : offset + 8 + length]
+        if kind == b"IHDR":
+            width, height = struct.unpack(">II", body[:8])
+        elif kind == b"IDAT":
+            idat += body
+        offset += 12 + length
+    raw = zlib.decompress(idat)
+    # A blank (one-colour) page filters to almost nothing but zeros.
+    sample = raw[:: max(1, len(raw) // 200_000)]
+    return width, height, sum(1 for byte in sample if byte) / len(sample)
+
+
+def test_ui_renders_the_flow_run_page(recorded_run, prefect_server_info, tmp_path):
+    if shutil.which("chromium") is None:
+        pytest.skip("Chromium is not installed (apt-get install chromium): the UI screenshot test needs it")
+    _, flow_run = recorded_run
+    page = f"{prefect_server_info.ui}/runs/flow-run/{flow_run['id']}"
+
+    screenshot = tmp_path / "flow-run.png"
+    shot = _chromium(f"--user-data-dir={tmp_path / 'chromium-shot'}", f"--screenshot={screenshot}", page)
+    assert shot.returncode == 0, shot.stderr[-2000:]
+    print(f"\nscreenshot of {page}: {screenshot}")
+    assert screenshot.is_file(), shot.stderr[-2000:]
+    data = screenshot.read_bytes()
+    width, height, nonzero = _png_facts(data)
+    assert (width, height) == (1400, 900)
+    assert len(data) > 20_000, f"a {len(data)}-byte screenshot is blank"
+    # about:blank gives 0.02%, the flow-run page 2-4%.
+    assert nonzero > 0.005, f"the screenshot is (almost) one colour: {nonzero:.3%} non-zero filtered bytes"
+
+    dom = _chromium(f"--user-data-dir={tmp_path / 'chromium-dom'}", "--dump-dom", page)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert "Can't connect to Server API" not in dom.stdout, "the UI cannot reach the server's API"
+    assert RUN_NAME in dom.stdout, dom.stdout[-3000:]
+    for tag in ("system:support-rag", "version:slice-b-example", "index_version:kb-2026-09-16"):
+        assert tag in dom.stdout, tag
