@@ -370,6 +370,7 @@ class Bench:
         self.api_url: str | None = args.api_url
         self.server: subprocess.Popen[bytes] | None = None
         self.commands = 0
+        self.projects = 0
 
     # -- environment ---------------------------------------------------------
 
@@ -647,9 +648,10 @@ def _log(message: str) -> None:
 
 def _project(bench: Bench, name: str, cases: int, retrieve_ms: float, generate_ms: float) -> Path:
     args = bench.args
+    bench.projects += 1
     begin = time.perf_counter()
     path = write_project(
-        bench.workdir / name, cases=cases, retrieve_ms=retrieve_ms, generate_ms=generate_ms,
+        bench.workdir / f"p{bench.projects:02d}-{name}", cases=cases, retrieve_ms=retrieve_ms, generate_ms=generate_ms,
         use_async=args.use_async, concurrency=args.concurrency, batch_size=args.batch_size,
     )
     _log(f"wrote {cases} cases to {path} in {time.perf_counter() - begin:.1f} s")
@@ -749,8 +751,28 @@ def _slopes(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per figure: the median of numbers, all() of booleans, the first of anything else."""
+    import statistics
+
+    out: dict[str, Any] = {}
+    for key in runs[0]:
+        values = [r.get(key) for r in runs]
+        if all(isinstance(v, bool) for v in values):
+            out[key] = all(values)
+        elif all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+            out[key] = statistics.median(values)
+            if len(set(values)) > 1 and key.endswith(("_s", "_ratio", "_mb")):
+                out[f"{key}_min"], out[f"{key}_max"] = min(values), max(values)
+        else:
+            out[key] = values[0]
+    return out
+
+
 def _print_figures(scenario: str, result: dict[str, Any]) -> None:
     for key, value in result.items():
+        if key == "each":
+            continue
         if isinstance(value, float):
             text = f"{value:.4f}" if abs(value) < 10 else f"{value:.2f}"
         else:
@@ -797,6 +819,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--workdir", default=None, metavar="DIR",
                         help="where projects, results and logs go (default: a new temp dir, removed unless --keep)")
     parser.add_argument("--keep", action="store_true", help="keep the work dir")
+    parser.add_argument("--repeat", type=int, default=1, metavar="K",
+                        help="run each scenario K times (fresh project each time); report medians (and min/max)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="kill a command after this many s (default 1800)")
     parser.add_argument("--py-spy", default=None, metavar="FILE",
                         help="profile each command with `py-spy record --threads --nonblocking` (.svg flamegraph, .json "
@@ -839,9 +863,14 @@ def main(argv: list[str] | None = None) -> int:
                 [int(c) for c in str(args.cases).split(",") if c.strip()]
                 if args.cases else SCENARIO_DEFAULT_CASES[scenario]
             )
-            runs = [SCENARIOS[scenario](bench, n) for n in counts]
-            for run in runs:
-                _print_figures(scenario if len(runs) == 1 else f"{scenario}[{run['cases']}]", run)
+            runs = []
+            for n in counts:
+                repeats = [SCENARIOS[scenario](bench, n) for _ in range(args.repeat)]
+                run = repeats[0] if len(repeats) == 1 else {**_median(repeats), "repeats": len(repeats)}
+                runs.append(run)
+                _print_figures(scenario if len(counts) == 1 else f"{scenario}[{n}]", run)
+                if len(repeats) > 1:
+                    run["each"] = repeats
             if len(runs) == 1:
                 everything[scenario] = runs[0]
             else:

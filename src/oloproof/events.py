@@ -33,11 +33,28 @@ def index_updated(index_version: str, project: str | None = None, index: str = "
     """
     if not str(index_version or "").strip():
         raise ConfigError("an index event needs an index_version", field="index_version")
+    from prefect.client.orchestration import get_client
     from prefect.events import emit_event
+    from prefect.events.worker import EventsWorker
+    from prefect.settings import PREFECT_API_URL
 
+    url = PREFECT_API_URL.value()
+    if not url:
+        # A temporary local server would receive the event and vanish with this process.
+        raise ConfigError(
+            "an index event must reach the Prefect server your deployments are served from: "
+            "set PREFECT_API_URL",
+            field="PREFECT_API_URL",
+        )
+    with get_client(sync_client=True) as client:
+        problem = client.api_healthcheck()
+    if problem is not None:
+        raise ConfigError(f"the Prefect server does not answer: {problem}", path=str(url))
     payload = {"index_version": str(index_version), "project": str(Path(project or ".").resolve())}
-    return emit_event(
+    event = emit_event(
         event=INDEX_UPDATED,
         resource={"prefect.resource.id": f"oloproof.index.{index}", "prefect.resource.name": index},
         payload=payload,
     )
+    EventsWorker.drain_all(timeout=30)  # delivered before we say so
+    return event

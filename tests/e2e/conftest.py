@@ -30,7 +30,6 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "support_rag"
-PREFECT_YAML = REPO / "prefect.yaml"
 
 ACCESS_KEY_ID = "AKIAE2ETESTKEY000001"
 SECRET_ACCESS_KEY = "e2e-Secret/Key+MustNeverBeStored-7f3a9c"

@@ -194,3 +194,9 @@ def test_sigterm_stops_serve_and_pauses_the_trigger(served, registered, server_a
     assert time.monotonic() - started < 60
     automations = _automations_for(server_api, rebuild_id)
     assert automations and [a["enabled"] for a in automations] == [False]
+    # Nor does the nightly schedule keep queueing runs that nothing will execute.
+    nightly = server_api("/deployments/name/oloproof-run/nightly")
+    assert nightly["paused"] is True
+    scheduled = server_api("/flow_runs/filter", {"flow_runs": {
+        "deployment_id": {"any_": [nightly["id"]]}, "state": {"type": {"any_": ["SCHEDULED"]}}}}) or []
+    assert scheduled == [], [r["name"] for r in scheduled]

@@ -231,3 +231,23 @@ def test_a_run_whose_manifest_cannot_be_written_is_invisible(project_copy, machi
     assert listed.returncode == 0 and json.loads(listed.stdout) == [], listed.stdout + listed.stderr
     counted = olo("query", "SELECT count(*) AS n FROM cases", "--project", project, "--json", env=env)
     assert counted.returncode == 0 and json.loads(counted.stdout) == [{"n": 0}], counted.stdout + counted.stderr
+
+
+# -- announcing an index with no server to hear it ---------------------------------------
+
+
+def test_index_updated_without_a_server_is_an_error(project_copy, machine, olo, err_lines):
+    env = machine(server=False)
+    ran = olo("index-updated", "--index-version", "kb-2026-10-01", "--project", project_copy(), env=env,
+              timeout=120)  # fmt: skip
+    assert ran.returncode == 2, (ran.returncode, ran.stdout, ran.stderr[-2000:])
+    lines = err_lines(ran)
+    assert len(lines) == 1 and "PREFECT_API_URL" in lines[0], ran.stderr[-2000:]
+
+
+def test_index_updated_to_a_server_that_is_down_is_an_error(project_copy, machine, olo):
+    env = machine(PREFECT_API_URL=f"{_closed_endpoint()}/api")
+    ran = olo("index-updated", "--index-version", "kb-2026-10-01", "--project", project_copy(), env=env,
+              timeout=120)  # fmt: skip
+    assert ran.returncode != 0, (ran.returncode, ran.stdout, ran.stderr[-2000:])
+    assert "Emitted" not in ran.stdout

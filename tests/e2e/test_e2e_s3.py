@@ -102,3 +102,70 @@ def test_two_machines_share_one_s3_store(
         assert [(s, o) for _, s, o in rows] == [(9, 13), (9, 13)]
     finally:
         con.close()
+
+
+# -- credentials given as storage options (--set), not in the environment --------------
+
+
+@pytest.fixture(scope="module")
+def run_with_set_credentials(tmp_path_factory, prefect_server, moto_server):
+    """One S3 run whose credentials come only from ``--set storage_options.key/secret``."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import uuid
+    from pathlib import Path
+
+    import s3fs
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "support_rag"
+    project = tmp_path_factory.mktemp("set-credentials") / "support_rag"
+    shutil.copytree(example, project, ignore=shutil.ignore_patterns(".oloproof", "__pycache__"))
+    key, secret = "AKIASETCREDS00000001", f"set-secret-{uuid.uuid4().hex}"
+    fs = s3fs.S3FileSystem(endpoint_url=moto_server, key=key, secret=secret,
+                           skip_instance_cache=True, use_listings_cache=False)  # fmt: skip
+    bucket = f"oloproof-setcreds-{uuid.uuid4().hex[:10]}"
+    fs.mkdir(bucket)
+    version = f"setcreds-{uuid.uuid4().hex[:8]}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "AWS_", "OLOPROOF_"))}
+    env.update(PREFECT_HOME=str(tmp_path_factory.mktemp("set-credentials-home")), PREFECT_API_URL=prefect_server,
+               PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="1", AWS_DEFAULT_REGION="us-east-1",
+               AWS_ENDPOINT_URL=moto_server)  # fmt: skip
+    ran = subprocess.run(
+        [sys.executable, "-m", "oloproof._cli.main", "run", str(project), "--results", f"s3://{bucket}/oloproof",
+         "--set", f"storage_options.key={key}", "--set", f"storage_options.secret={secret}",
+         "--set", f"system.version={version}"],
+        env=env, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    return {"fs": fs, "bucket": bucket, "secret": secret, "key": key, "version": version, "stdout": ran.stdout}
+
+
+def test_set_credentials_run_and_stay_out_of_the_bucket(run_with_set_credentials):
+    fs, bucket, secret = (run_with_set_credentials[k] for k in ("fs", "bucket", "secret"))
+    assert "Cache: execution 0 hit/13 miss" in run_with_set_credentials["stdout"]
+    objects = fs.find(bucket)
+    assert any(path.endswith("/run.json") for path in objects)
+    for path, data in fs.cat(objects).items():
+        assert secret.encode() not in data, f"the secret is stored in s3://{path}"
+
+
+def test_set_credentials_keep_prefects_batch_results_local(run_with_set_credentials):
+    """Credentials given as storage options are never saved into a Prefect block, so
+    Prefect's batch results stay in its local storage; Oloproof's per-case caches and
+    the run records still land in the bucket."""
+    fs, bucket = run_with_set_credentials["fs"], run_with_set_credentials["bucket"]
+    relative = [p.removeprefix(f"{bucket}/oloproof/") for p in fs.find(bucket)]
+    assert any(p.startswith("cache/") for p in relative)
+    assert any(p.startswith("runs/") for p in relative)
+    assert not any(p.startswith("prefect/") for p in relative)
+
+
+def test_set_credentials_never_reach_the_prefect_server(run_with_set_credentials, runs_tagged, prefect_server_info):
+    secret = run_with_set_credentials["secret"]
+    runs = runs_tagged(f"version:{run_with_set_credentials['version']}", flow="oloproof-run")
+    assert len(runs) == 1
+    assert secret not in json.dumps(runs[0]), "the secret is in the flow run's parameters"
+    for db in sorted(prefect_server_info.home.glob("prefect.db*")):
+        assert secret.encode() not in db.read_bytes(), f"the secret is in the Prefect server's {db.name}"

@@ -6,6 +6,7 @@ import argparse
 
 from oloproof._cli._common import emit_json, quiet_prefect
 from oloproof._cli._progress import progress_bar
+from oloproof.flows._remote import public_overrides
 
 __all__ = ["run_command"]
 
@@ -39,7 +40,9 @@ def run_command(args: argparse.Namespace) -> int:
     stages = ["execute", "retrieve", "generate", "judge"] if env.system.config.kind == "rag" else ["execute", "generate", "judge"]
     try:
         with progress_bar(len(env.cases), stages):
-            report = flow(project=args.project_dir, overrides=overrides, run_id=context.run_id)
+            # Flow parameters are stored by the Prefect API: credentials given with
+            # --set stay in this process (the prepared environment already holds them).
+            report = flow(project=args.project_dir, overrides=public_overrides(overrides), run_id=context.run_id)
     finally:
         release_environment(context.run_id)
     if args.json:
