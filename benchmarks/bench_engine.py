@@ -849,7 +849,7 @@ def main(argv: list[str] | None = None) -> int:
         workdir = Path(tempfile.mkdtemp(prefix="oloproof-bench-"))
     bench = Bench(args, workdir)
     _log(f"work dir {workdir}; PREFECT_HOME {args.prefect_home or 'fresh per scenario project'}; "
-         f"{'API ' + args.api_url if args.api_url else 'ephemeral Prefect server per command'}")
+         f"{'API ' + args.api_url if args.api_url else 'one prefect server' if args.start_server else 'ephemeral Prefect server per command'}")
     scenarios = list(SCENARIOS) if args.scenario == "all" else [args.scenario]
     everything: dict[str, Any] = {
         "concurrency": args.concurrency, "async": args.use_async, "cpus": os.cpu_count(),

@@ -12,6 +12,7 @@ from prefect import flow
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.utilities.annotations import opaque, quote
 
 from oloproof._ids import new_run_id
 from oloproof.flows._runner import THREAD_WORKERS
@@ -101,10 +102,18 @@ def _submit_batch(
     if todo.case_ids:
         if env.system.config.kind == "rag":
             retrieved = tasks["retrieve"].submit(context, todo)
-            assembled = tasks["assemble"].submit(context, todo, retrieved)
-        generated = tasks["generate"].submit(context, todo, assembled)
+            assembled = tasks["assemble"].submit(context, todo, _opaque(retrieved))
+        generated = tasks["generate"].submit(context, todo, _opaque(assembled))
     stages = [future for future in (retrieved, assembled, generated) if future is not None]
-    return stages, record_executions.submit(context, batch, cached, retrieved, assembled, generated)
+    return stages, record_executions.submit(
+        context, batch, quote(cached), _opaque(retrieved), _opaque(assembled), _opaque(generated)
+    )
+
+
+def _opaque(future: PrefectFuture[Any] | None) -> Any:
+    # Resolve the upstream result without Prefect walking (and copying) every
+    # nested value of it: batch results hold thousands of passages.
+    return None if future is None else opaque(future)
 
 
 def _raise_first_failure(futures: list[PrefectFuture[Any]]) -> None:
@@ -197,7 +206,7 @@ def evaluate(
         lookups = [lookup_executions.submit(context, batch) for batch in batches]
         submitted = [_submit_batch(context, env, b, f.result(), tasks) for b, f in zip(batches, lookups)]
         merged = [record for _, record in submitted]
-        judged = [tasks["judge"].submit(context, b, m) for b, m in zip(batches, merged)]
+        judged = [tasks["judge"].submit(context, b, _opaque(m)) for b, m in zip(batches, merged)]
         _raise_first_failure([future for stages, _ in submitted for future in stages] + merged + judged)
         case_results = [r for m in merged for r in m.result().values()]
         judgments = [
@@ -206,10 +215,11 @@ def evaluate(
             for case_id, rows in future.result().items()
             for row in rows
         ]
-        summary = summarize_run.submit(context, case_results, judgments).result()
+        del submitted, merged, judged  # the merged results are all that is still needed
+        summary = summarize_run.submit(context, quote(case_results), quote(judgments)).result()
         manifest = _manifest(env, summary, started)
-        write_run.submit(context, manifest, case_results, summary).result()
-        publish_report.submit(context, manifest, summary["metrics"]).result()
+        write_run.submit(context, manifest, quote(case_results), quote(summary)).result()
+        publish_report.submit(context, manifest, quote(summary["metrics"])).result()
         return {
             **manifest,
             "metrics": summary["metrics"],

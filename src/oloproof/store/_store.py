@@ -18,6 +18,7 @@ import json
 import os
 import secrets
 import tempfile
+from collections.abc import Iterable
 from typing import Any
 
 import duckdb
@@ -154,12 +155,14 @@ class ResultsStore:
 
     # -- objects ----------------------------------------------------------
 
-    def write_bytes(self, relpath: str, data: bytes) -> None:
+    def write_bytes(self, relpath: str, data: bytes, *, durable: bool = True) -> None:
         """Write an object atomically, replacing any previous version.
 
         Args:
             relpath: The path relative to the store root.
             data: The object's content.
+            durable: Locally, flush it to disk before the rename (records that can be
+                recomputed, such as stage caches, skip it: atomicity is enough).
 
         Raises:
             StoreError: The object cannot be written.
@@ -167,7 +170,7 @@ class ResultsStore:
         full = self.full_path(relpath)
         with self._guard("write", relpath, missing_is_lookup=False):
             if self.is_local:
-                _atomic_local_write(full, bytes(data))
+                _atomic_local_write(full, bytes(data), durable=durable)
             else:
                 self.fs.pipe_file(full, bytes(data))
 
@@ -330,11 +333,11 @@ class ResultsStore:
                 f"a stage record must be a dict, got {type(record).__name__}",
                 path=self.url_for(relpath),
             )
-        self.write_json(relpath, record)
+        self.write_bytes(relpath, canonical_json(record).encode("utf-8"), durable=False)
 
     # -- tables -----------------------------------------------------------
 
-    def write_table(self, relpath: str, rows: list[dict[str, Any]], schema: TableSchema) -> None:
+    def write_table(self, relpath: str, rows: Iterable[dict[str, Any]], schema: TableSchema) -> None:
         """Write rows as a Parquet table, atomically.
 
         Args:
@@ -453,7 +456,7 @@ def _is_temporary(name: str) -> bool:
     return name.startswith(".") and name.endswith(".tmp")
 
 
-def _atomic_local_write(full: str, data: bytes) -> None:
+def _atomic_local_write(full: str, data: bytes, *, durable: bool = True) -> None:
     directory, name = os.path.split(full)
     os.makedirs(directory, exist_ok=True)
     temporary = os.path.join(directory, f".{name}.{secrets.token_hex(8)}.tmp")
@@ -461,8 +464,9 @@ def _atomic_local_write(full: str, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(temporary, full)
     except BaseException:
         try:

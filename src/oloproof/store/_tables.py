@@ -14,6 +14,7 @@ import math
 import os
 import tempfile
 from collections.abc import Mapping
+from collections.abc import Iterable
 from typing import Any
 
 import duckdb
@@ -97,11 +98,13 @@ def _encode_row(row: Any, schema: TableSchema, index: int) -> str:
         raise StoreError(f"row {index} cannot be encoded: {error}", field=schema.name) from error
 
 
-def encode_parquet(rows: list[dict[str, Any]], schema: TableSchema) -> bytes:
+def encode_parquet(rows: Iterable[dict[str, Any]], schema: TableSchema) -> bytes:
     """Encode rows as a Parquet file with the schema's columns and types.
 
     Args:
-        rows: One mapping per row; missing columns are NULL, unknown ones an error.
+        rows: One mapping per row (any iterable: rows are encoded one at a time, so a
+            generator never holds the whole table in memory); missing columns are NULL,
+            unknown ones an error.
             Values of ``JSON`` columns may be any JSON-serialisable value.
         schema: The table's schema.
 
@@ -111,7 +114,7 @@ def encode_parquet(rows: list[dict[str, Any]], schema: TableSchema) -> bytes:
     Raises:
         StoreError: A row does not fit the schema.
     """
-    lines = [_encode_row(row, schema, index) for index, row in enumerate(rows)]
+    lines = (_encode_row(row, schema, index) for index, row in enumerate(rows))
     columns = ", ".join(
         f"{sql_string(name)}: {sql_string(schema.storage_type(name))}" for name in schema.names
     )

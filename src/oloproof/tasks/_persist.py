@@ -6,6 +6,7 @@ while writing never looks complete to a reader.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from prefect import task
@@ -19,12 +20,11 @@ __all__ = ["case_rows", "publish_report", "retrieval_rows", "write_run"]
 
 
 def case_rows(run_id: str, results: list[dict[str, Any]], facts: dict[str, dict[str, Any]],
-              cases: dict[str, Any]) -> list[dict[str, Any]]:
-    """One ``cases`` row per case."""
-    rows = []
+              cases: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """One ``cases`` row per case, one at a time (a large run never holds the table)."""
     for result in results:
         case = cases[result["case_id"]]
-        rows.append({
+        yield {
             "run_id": run_id,
             **{name: result.get(name) for name in (
                 "case_id", "status", "error_stage", "error", "execution_key", "retrieval_key",
@@ -39,28 +39,25 @@ def case_rows(run_id: str, results: list[dict[str, Any]], facts: dict[str, dict[
             ] if result.get("context") is not None else None,
             "dropped": result.get("dropped"),
             **facts[result["case_id"]],
-        })
-    return rows
+        }
 
 
 def retrieval_rows(run_id: str, results: list[dict[str, Any]], cases: dict[str, Any],
-                   top_k: int | None) -> list[dict[str, Any]]:
-    """One ``retrievals`` row per retrieved candidate."""
-    rows = []
+                   top_k: int | None) -> Iterator[dict[str, Any]]:
+    """One ``retrievals`` row per retrieved candidate, one at a time."""
     for result in results:
         grades = {u.doc_id: u.grade for u in cases[result["case_id"]].expected.relevant or []}
         kept = {p["position"] for p in result.get("context") or []}
         reasons = {p["position"]: p["reason"] for p in result.get("dropped") or []}
         for position, passage in enumerate(result.get("candidates") or [], start=1):
-            rows.append({
+            yield {
                 "run_id": run_id, "case_id": result["case_id"], "position": position,
                 "doc_id": passage["doc_id"], "chunk_id": passage.get("chunk_id"),
                 "score": passage.get("score"), "text": passage.get("text"),
                 "in_top_k": top_k is not None and position <= top_k,
                 "in_context": position in kept, "drop_reason": reasons.get(position),
                 "relevant_grade": grades.get(passage["doc_id"]),
-            })
-    return rows
+            }
 
 
 @task(cache_policy=NO_CACHE, name="write-run", task_run_name="write run {manifest[run_id]}", retries=3, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
@@ -73,8 +70,8 @@ def write_run(
     tables = (
         (CASES, case_rows(run_id, results, summary["facts"], env.cases)),
         (RETRIEVALS, retrieval_rows(run_id, results, env.cases, env.system.config.top_k)),
-        (JUDGMENTS, [{"run_id": run_id, **row} for row in summary["judgments"]]),
-        (METRICS, [{"run_id": run_id, **row} for row in summary["metrics"]]),
+        (JUDGMENTS, ({"run_id": run_id, **row} for row in summary["judgments"])),
+        (METRICS, ({"run_id": run_id, **row} for row in summary["metrics"])),
     )
     for schema, rows in tables:
         env.store.write_table(run_table(run_id, schema.name), rows, schema)
