@@ -35,7 +35,8 @@ def test_example_reproduces_the_page(run_cli, example_project):
     code, out, err = run_cli("run", str(example_project), "--set", "system.rag.token_budget=120")
     assert code == 0, err
     assert "Stages: retrieve 13 hit/0 miss; generate 7 hit/6 miss" in out
-    assert "Cache: execution 0 hit/13 miss; judgment " in out
+    # Judgments are keyed on what they read: only citation_validity sees a changed context.
+    assert "Cache: execution 0 hit/13 miss; judgment 59 hit/6 miss" in out
 
 
 def test_plain_rerun_is_all_execution_hits(run_cli, example_project):
