@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from prefect import task
@@ -23,6 +24,9 @@ def assembly_items(
 ) -> list[WorkItem]:
     """The assemble work of the batch's cases whose retrieval succeeded."""
     system = env.system_dict
+    counter = env.system.count_tokens
+    # Counting tokens is synchronous and cheap; an async counter goes through the limiter.
+    inline = env.system.config.token_budget is None or not inspect.iscoroutinefunction(counter)
     items = []
     for case_id in batch.case_ids:
         retrieved = retrievals.get(case_id)
@@ -38,6 +42,7 @@ def assembly_items(
                 finish=lambda counts, candidates=candidates, case_id=case_id: _record(
                     env, case_id, candidates, counts
                 ),
+                inline=inline,
             )
         )
     return items

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import concurrent.futures
 import sysconfig
+import time
 import traceback
-from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from oloproof._exceptions import SystemContractError
 from oloproof.tasks._environment import RunEnvironment
+from oloproof.tasks._executor import CallResult
 
 __all__ = [
     "Outcome",
@@ -43,6 +45,9 @@ class WorkItem:
     args: tuple[Any, ...]
     finish: Callable[[Any], dict[str, Any]]
     """Turns the call's value into the stage record (and checks the contract)."""
+    inline: bool = False
+    """Run in the batch's own thread: cheap, synchronous work (assembly, deterministic
+    judges) that would only queue behind slow calls in the shared limiter."""
 
 
 def outcome(
@@ -103,17 +108,18 @@ def run_cached(
     results: dict[str, Outcome] = {}
     cached = env.store.get_records(stage, sorted({i.key for i in items})) if use_cache else {}
     pending: dict[concurrent.futures.Future[Any], WorkItem] = {}
+    inline: list[WorkItem] = []
     for item in items:
         if item.key in cached:
             results[item.case_id] = outcome(key=item.key, record=cached[item.key], hit=True)
+        elif item.inline:
+            inline.append(item)
         else:
             pending[env.executor.submit(item.call, *item.args)] = item
     if len(results):
         env.progress(stage, len(results))
     failed = False
-    for future in concurrent.futures.as_completed(pending):
-        item = pending[future]
-        called = future.result()
+    for item, called in _completed(pending, inline):
         if isinstance(called.error, SystemContractError):
             raise called.error  # a broken contract stops the run; it is not a failing case
         if _is_invalid_retrieval(called.error):
@@ -142,6 +148,22 @@ def run_cached(
     if failed:
         skip_batch_cache()
     return {item.case_id: results[item.case_id] for item in items}
+
+
+def _completed(
+    pending: dict[concurrent.futures.Future[Any], WorkItem], inline: list[WorkItem]
+) -> Iterator[tuple[WorkItem, CallResult]]:
+    """Inline items first (computed here, in order), then calls as they complete."""
+    for item in inline:
+        started = time.perf_counter()
+        try:
+            value = item.call(*item.args)
+        except Exception as exc:  # a failing case is recorded, never fatal
+            yield item, CallResult(error=exc, ms=(time.perf_counter() - started) * 1000)
+            continue
+        yield item, CallResult(value=value, ms=(time.perf_counter() - started) * 1000)
+    for future in concurrent.futures.as_completed(pending):
+        yield pending[future], future.result()
 
 
 def _is_invalid_retrieval(error: BaseException | None) -> bool:

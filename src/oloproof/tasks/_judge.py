@@ -61,6 +61,7 @@ def _plan(
                     call=evaluator.judge,
                     args=(fields,),
                     finish=lambda value, evaluator=evaluator: _verdict_record(evaluator, value),
+                    inline=not evaluator.is_async and not evaluator.is_llm_judge,
                 )
             )
     return items, fixed
