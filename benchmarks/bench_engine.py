@@ -446,6 +446,7 @@ class Bench:
         if self.args.py_spy:
             argv = self.py_spy_prefix(label) + argv
         sampler = _RssSampler(interval=self.args.rss_interval)
+        revision = _engine_revision()
         with out.open("wb") as stdout, err.open("wb") as stderr:
             begin_epoch = time.time()
             begin = time.perf_counter()
@@ -471,6 +472,7 @@ class Bench:
             tail = err.read_text(encoding="utf-8", errors="replace")[-4000:]
             raise SystemExit(f"`oloproof run` ({label}) failed with exit code {process.returncode}:\n{tail}")
         figures = self.figures(command_s, begin_epoch, usage, timings, out, sampler)
+        figures["engine_revision"] = revision
         if figures.get("missing_judgments") or "run_id" not in figures:
             raise SystemExit(
                 f"`oloproof run` ({label}) left {figures.get('missing_judgments')} judgments missing: the "
@@ -622,6 +624,21 @@ def _parse_report(text: str) -> dict[str, Any]:
         keys = ("retrieve_hits", "retrieve_misses", "generate_hits", "generate_misses")
         found.update(zip(keys, map(int, match.groups())))
     return found
+
+
+def _engine_revision() -> str:
+    """The checkout's commit (read-only git), with ``+dirty`` when ``src/`` has uncommitted changes."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--", "src"], capture_output=True, text=True, timeout=10
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (commit or "unknown") + ("+dirty" if dirty else "")
 
 
 def _kill_group(pid: int) -> None:

@@ -84,6 +84,9 @@ def _identities(inputs: dict[str, Any]) -> list[str]:
     cache_policy=BatchIdentity(stage="assemble", identities=_identities),
     persist_result=True,
     result_serializer="json",
+    # Batch results are read back from the store by the next stage; holding every
+    # batch in memory until the flow ends would grow with the run.
+    cache_result_in_memory=False,
 )
 def assemble_contexts(
     context: RunContext, batch: Batch, retrievals: dict[str, Outcome]

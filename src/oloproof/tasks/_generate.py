@@ -86,6 +86,9 @@ def _identities(inputs: dict[str, Any]) -> list[str] | None:
     cache_policy=BatchIdentity(stage="generate", identities=_identities),
     persist_result=True,
     result_serializer="json",
+    # Batch results are read back from the store by the next stage; holding every
+    # batch in memory until the flow ends would grow with the run.
+    cache_result_in_memory=False,
 )
 def generate_outputs(
     context: RunContext, batch: Batch, assemblies: dict[str, Outcome] | None = None

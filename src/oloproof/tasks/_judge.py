@@ -105,6 +105,9 @@ def _identities(inputs: dict[str, Any]) -> list[str]:
     cache_policy=BatchIdentity(stage="judge", identities=_identities),
     persist_result=True,
     result_serializer="json",
+    # Batch results are read back from the store by the next stage; holding every
+    # batch in memory until the flow ends would grow with the run.
+    cache_result_in_memory=False,
 )
 def judge_cases(
     context: RunContext, batch: Batch, results: dict[str, dict[str, Any]]
@@ -138,11 +141,8 @@ def judge_cases(
 def settle_judgments(rows: list[dict[str, Any]], run_id: str) -> list[dict[str, Any]]:
     """Final judgment rows: a row computed by another run (replayed from Prefect's
     batch cache) is a hit; ``computed_by`` is dropped."""
-    settled = []
-    for row in rows:
-        row = dict(row)
+    for row in rows:  # in place: a large run holds one copy of its judgments
         computed_by = row.pop("computed_by", None)
         if row["judgment_key"] is not None and computed_by != run_id:
             row["hit"] = True
-        settled.append(row)
-    return settled
+    return rows

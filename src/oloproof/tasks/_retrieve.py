@@ -96,6 +96,9 @@ def _identities(inputs: dict[str, Any]) -> list[str] | None:
     cache_policy=BatchIdentity(stage="retrieve", identities=_identities),
     persist_result=True,
     result_serializer="json",
+    # Batch results are read back from the store by the next stage; holding every
+    # batch in memory until the flow ends would grow with the run.
+    cache_result_in_memory=False,
 )
 def retrieve_passages(context: RunContext, batch: Batch) -> dict[str, Outcome]:
     """Retrieve each case of the batch, reusing records under the same identity."""
