@@ -204,10 +204,10 @@ import oloproof.store._store as store_module
 
 original = store_module._atomic_local_write
 
-def failing(full, data):
+def failing(full, data, **options):
     if os.path.basename(full) == "run.json":
         raise OSError(errno.ENOSPC, "No space left on device", full)
-    return original(full, data)
+    return original(full, data, **options)
 
 store_module._atomic_local_write = failing
 from oloproof._cli.main import main

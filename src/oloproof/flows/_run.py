@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from prefect import flow
+from prefect.context import FlowRunContext
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
@@ -106,14 +107,27 @@ def _submit_batch(
         generated = tasks["generate"].submit(context, todo, _opaque(assembled))
     stages = [future for future in (retrieved, assembled, generated) if future is not None]
     return stages, record_executions.submit(
-        context, batch, quote(cached), _opaque(retrieved), _opaque(assembled), _opaque(generated)
+        context, batch, _quote(cached), _opaque(retrieved), _opaque(assembled), _opaque(generated)
     )
+
+
+def _threads() -> bool:
+    context = FlowRunContext.get()
+    return context is not None and isinstance(context.task_runner, ThreadPoolTaskRunner)
 
 
 def _opaque(future: PrefectFuture[Any] | None) -> Any:
     # Resolve the upstream result without Prefect walking (and copying) every
-    # nested value of it: batch results hold thousands of passages.
-    return None if future is None else opaque(future)
+    # nested value of it: batch results hold thousands of passages. Only Prefect's
+    # own thread runner unwraps these annotations; Dask resolves arguments itself.
+    if future is None or not _threads():
+        return future
+    return opaque(future)
+
+
+def _quote(value: Any) -> Any:
+    # Pass a materialized value without Prefect walking every nested value of it.
+    return quote(value) if _threads() else value
 
 
 def _raise_first_failure(futures: list[PrefectFuture[Any]]) -> None:
@@ -216,10 +230,10 @@ def evaluate(
             for row in rows
         ]
         del submitted, merged, judged  # the merged results are all that is still needed
-        summary = summarize_run.submit(context, quote(case_results), quote(judgments)).result()
+        summary = summarize_run.submit(context, _quote(case_results), _quote(judgments)).result()
         manifest = _manifest(env, summary, started)
-        write_run.submit(context, manifest, quote(case_results), quote(summary)).result()
-        publish_report.submit(context, manifest, quote(summary["metrics"])).result()
+        write_run.submit(context, manifest, _quote(case_results), _quote(summary)).result()
+        publish_report.submit(context, manifest, _quote(summary["metrics"])).result()
         return {
             **manifest,
             "metrics": summary["metrics"],
