@@ -39,6 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from oloproof._exceptions import ConfigError, StatsError
+from oloproof.metrics._kernels import float_vector
 from oloproof.metrics._spec import MetricSpec
 
 __all__ = [
@@ -130,12 +131,7 @@ def document_retrieval_key(spec: MetricSpec) -> str:
 def _labels(
     values: ArrayLike, what: str, low: int, high: int, *, holes: bool
 ) -> NDArray[np.float64]:
-    try:
-        array = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise StatsError(f"{what} must be an array of numbers: {error}") from None
-    if array.ndim != 1:
-        raise StatsError(f"{what} must be one-dimensional, got shape {array.shape}")
+    array = float_vector(values, what)
     judged = array[~np.isnan(array)] if holes else array
     if not np.all(np.isfinite(judged)):
         raise StatsError(f"{what} must be finite" + (" (NaN marks a hole)" if holes else ""))

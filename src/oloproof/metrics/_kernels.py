@@ -43,13 +43,19 @@ def _check_k(k: int) -> int:
     return int(k)
 
 
-def _as_gains(values: ArrayLike, what: str) -> NDArray[np.float64]:
+def float_vector(values: ArrayLike, what: str) -> NDArray[np.float64]:
+    """``values`` as a one-dimensional float array, or a StatsError naming ``what``."""
     try:
         array = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as error:
         raise StatsError(f"{what} must be an array of numbers: {error}") from None
     if array.ndim != 1:
         raise StatsError(f"{what} must be one-dimensional, got shape {array.shape}")
+    return array
+
+
+def _as_gains(values: ArrayLike, what: str) -> NDArray[np.float64]:
+    array = float_vector(values, what)
     if not np.all(np.isfinite(array)):
         raise StatsError(f"{what} must be finite")
     if np.any(array < 0.0):
