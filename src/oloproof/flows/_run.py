@@ -223,12 +223,7 @@ def evaluate(
         judged = [tasks["judge"].submit(context, b, _opaque(m)) for b, m in zip(batches, merged)]
         _raise_first_failure([future for stages, _ in submitted for future in stages] + merged + judged)
         case_results = [r for m in merged for r in m.result().values()]
-        judgments = [
-            {"case_id": case_id, **row}
-            for future in judged
-            for case_id, rows in future.result().items()
-            for row in rows
-        ]
+        judgments = [row for future in judged for rows in future.result().values() for row in rows]
         del submitted, merged, judged  # the merged results are all that is still needed
         summary = summarize_run.submit(context, _quote(case_results), _quote(judgments)).result()
         manifest = _manifest(env, summary, started)

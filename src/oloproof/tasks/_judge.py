@@ -134,7 +134,8 @@ def judge_cases(
         )
     judged: dict[str, list[dict[str, Any]]] = {case_id: [] for case_id in batch.case_ids}
     for slot, row in rows.items():
-        judged[slot.split(_SEP, 1)[0]].append(row)
+        case_id = slot.split(_SEP, 1)[0]
+        judged[case_id].append({"case_id": case_id, **row})
     return judged
 
 

@@ -16,9 +16,13 @@ from prefect.context import TaskRunContext
 
 from oloproof.tasks._identity import SCHEMA_VERSION, content_hash
 
-__all__ = ["BatchIdentity"]
+__all__ = ["BATCH_FORMAT", "BatchIdentity"]
 
 IdentityFn = Callable[[dict[str, Any]], list[str] | None]
+
+BATCH_FORMAT = 2
+"""Version of what a batch task returns; bumped whenever that shape changes, so a
+batch cached in an older shape is never replayed."""
 
 
 @dataclass
@@ -41,4 +45,4 @@ class BatchIdentity(CachePolicy):
         if not keys:
             return None  # nothing to compute, or caching bypassed on purpose
         digest = content_hash({"stage": self.stage, "keys": sorted(keys)})
-        return f"oloproof-{self.stage}-v{SCHEMA_VERSION}-{digest}"
+        return f"oloproof-{self.stage}-v{SCHEMA_VERSION}.{BATCH_FORMAT}-{digest}"
