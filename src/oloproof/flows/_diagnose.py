@@ -16,6 +16,7 @@ from oloproof._system._resolve import import_callable
 from oloproof.diagnosis import passed_cases, select_failures
 from oloproof.flows._run import evaluate
 from oloproof._locate import locate_store
+from oloproof.store import ResultsStore, run_table
 from oloproof.tasks._diagnose import (
     diagnosis_id_of,
     find_diagnosis,
@@ -56,17 +57,19 @@ def check_request(parent: dict[str, Any], intervention: str, top_k: int | None, 
         import_callable(reranker, project_dir=parent["manifest"]["project"], option="--reranker")
 
 
-def _child(parent: dict[str, Any], results: str, cases: list[str], role: str, request: str, **options: Any) -> dict[str, Any]:
+def _child(parent: dict[str, Any], store: ResultsStore, cases: list[str], role: str, request: str, **options: Any) -> dict[str, Any]:
+    """Run a child run and return its manifest with its judgments (read from the store)."""
     manifest = parent["manifest"]
     extra = options.pop("overrides", [])
-    return evaluate.with_options(flow_run_name=f"diagnose {role} · {len(cases)} cases")(
+    run = evaluate.with_options(flow_run_name=f"diagnose {role} · {len(cases)} cases")(
         project=manifest["project"],
-        overrides=parent_overrides(manifest, results) + extra,
+        overrides=parent_overrides(manifest, store.url) + extra,
         case_ids=cases,
         bypass_generation_cache=True,
         parent={"run_id": manifest["run_id"], "diagnosis_request": request, "role": role},
         **options,
     )
+    return {**run, "judgments": store.read_table(run_table(run["run_id"], "judgments"))}
 
 
 @flow(name="oloproof-diagnose", flow_run_name="diagnose {run_id} {intervention}", validate_parameters=False)
@@ -111,21 +114,21 @@ def diagnose(
     if intervention == "gold-context":
         if cases:
             runs = {
-                "gold_context": _child(parent, results, cases, "gold context", request, context_source="gold"),
-                "control": _child(parent, results, cases, "control", request),
+                "gold_context": _child(parent, store, cases, "gold context", request, context_source="gold"),
+                "control": _child(parent, store, cases, "control", request),
             }
             record.update(label_failures(parent, cases, runs, criterion, threshold))
             record["child_runs"] = {role: run["run_id"] for role, run in runs.items()}
     else:
         gold = diagnose(run_id, "gold-context", criterion, results, project, threshold=threshold)
-        record.update(_replay(parent, results, cases, request, gold, criterion, threshold, top_k, reranker))
+        record.update(_replay(parent, store, cases, request, gold, criterion, threshold, top_k, reranker))
     record["diagnosis_id"] = diagnosis_id_of(record)
     record["request"] = request
     write_diagnosis(store, record, request)
     return record
 
 
-def _replay(parent: dict[str, Any], results: str, cases: list[str], request: str, gold: dict[str, Any],
+def _replay(parent: dict[str, Any], store: ResultsStore, cases: list[str], request: str, gold: dict[str, Any],
             criterion: str, threshold: float | None, top_k: int | None, reranker: str | None) -> dict[str, Any]:
     options: dict[str, Any] = {"replay_from": parent["manifest"]["run_id"]}
     if top_k is not None:
@@ -133,8 +136,8 @@ def _replay(parent: dict[str, Any], results: str, cases: list[str], request: str
     role = f"top-k {top_k}" if top_k is not None else f"reranker {reranker}"
     runs: dict[str, Any] = {}
     if cases:
-        runs["intervention"] = _child(parent, results, cases, role, request, reranker=reranker, **options)
-        runs["replay_control"] = _child(parent, results, cases, "replay control", request,
+        runs["intervention"] = _child(parent, store, cases, role, request, reranker=reranker, **options)
+        runs["replay_control"] = _child(parent, store, cases, "replay control", request,
                                         replay_from=parent["manifest"]["run_id"])
     verdicts = {role_: passed_cases(run["judgments"], criterion, threshold) for role_, run in runs.items()}
     labelled = {case["case_id"]: case for case in gold["cases"]}
