@@ -10,13 +10,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["Batch", "plan_batches"]
+__all__ = ["MAX_BATCH", "PER_CASE_LIMIT", "TARGET_BATCHES", "Batch", "plan_batches"]
 
 PER_CASE_LIMIT = 32
 """Runs up to this many cases get one task run per case per stage."""
 
 TARGET_BATCHES = 8
 """Larger runs are split into about this many batches per stage."""
+
+MAX_BATCH = 1000
+"""No batch holds more cases than this: a batch's result is encoded and decoded
+whole, so unbounded batches grow a large run's peak memory."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,11 @@ def plan_batches(case_ids: list[str], batch_size: int | None = None) -> list[Bat
     if not case_ids:
         return []
     if batch_size is None:
-        batch_size = 1 if len(case_ids) <= PER_CASE_LIMIT else math.ceil(len(case_ids) / TARGET_BATCHES)
+        batch_size = (
+            1
+            if len(case_ids) <= PER_CASE_LIMIT
+            else min(MAX_BATCH, math.ceil(len(case_ids) / TARGET_BATCHES))
+        )
     return [
         Batch(index=number, case_ids=tuple(case_ids[start : start + batch_size]))
         for number, start in enumerate(range(0, len(case_ids), batch_size))
