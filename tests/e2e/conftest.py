@@ -31,7 +31,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "support_rag"
 
-ACCESS_KEY_ID = "AKIAE2ETESTKEY000001"
+ACCESS_KEY_ID = "E2ETESTKEYID00000001"
 SECRET_ACCESS_KEY = "e2e-Secret/Key+MustNeverBeStored-7f3a9c"
 """Moto accepts any credentials while it does not enforce auth; these are distinctive
 so that a test can look for them in every object and in the Prefect database."""

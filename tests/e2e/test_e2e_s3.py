@@ -122,7 +122,7 @@ def run_with_set_credentials(tmp_path_factory, prefect_server, moto_server):
     example = Path(__file__).resolve().parents[2] / "examples" / "support_rag"
     project = tmp_path_factory.mktemp("set-credentials") / "support_rag"
     shutil.copytree(example, project, ignore=shutil.ignore_patterns(".oloproof", "__pycache__"))
-    key, secret = "AKIASETCREDS00000001", f"set-secret-{uuid.uuid4().hex}"
+    key, secret = "SETCREDSKEYID0000001", f"set-secret-{uuid.uuid4().hex}"
     fs = s3fs.S3FileSystem(endpoint_url=moto_server, key=key, secret=secret,
                            skip_instance_cache=True, use_listings_cache=False)  # fmt: skip
     bucket = f"oloproof-setcreds-{uuid.uuid4().hex[:10]}"
