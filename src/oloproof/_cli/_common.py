@@ -6,10 +6,11 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 
-__all__ = ["emit_json", "open_store", "quiet_prefect"]
+__all__ = ["emit", "emit_json", "open_store", "quiet_prefect"]
 
 
 def quiet_prefect() -> None:
@@ -57,3 +58,11 @@ def emit_json(value: Any) -> None:
     """Print ``value`` as JSON on stdout."""
     json.dump(value, sys.stdout, indent=2, sort_keys=True, default=str, ensure_ascii=False)
     sys.stdout.write("\n")
+
+
+def emit(value: Any, as_json: bool, render: Callable[[Any], list[str]]) -> None:
+    """Print ``value`` as JSON, or as the lines ``render`` makes of it."""
+    if as_json:
+        emit_json(value)
+    else:
+        print("\n".join(render(value)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from oloproof._cli._common import emit_json, open_store, quiet_prefect
+from oloproof._cli._common import emit, emit_json, open_store, quiet_prefect
 
 __all__ = ["compare_command", "plan_command"]
 
@@ -26,10 +26,7 @@ def compare_command(args: argparse.Namespace) -> int:
 
     record = compare(candidate=args.candidate, baseline=args.baseline, policy=args.policy,
                      results=store.url, project=args.project, allow_partial=args.allow_partial)
-    if args.json:
-        emit_json(record)
-    else:
-        print("\n".join(render_comparison(record)))
+    emit(record, args.json, render_comparison)
     return EXIT_BLOCK if record["gate"] == "BLOCK" else 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from oloproof._cli._common import emit_json, open_store, quiet_prefect
+from oloproof._cli._common import emit, emit_json, open_store, quiet_prefect
 from oloproof._exceptions import NotFoundError, UsageError
 
 __all__ = ["diagnose_command", "inspect_command"]
@@ -37,10 +37,7 @@ def diagnose_command(args: argparse.Namespace) -> int:
         results=store.url, project=args.project, top_k=args.top_k, reranker=args.reranker,
         threshold=args.threshold,
     )
-    if args.json:
-        emit_json(record)
-    else:
-        print("\n".join(render_diagnosis(record)))
+    emit(record, args.json, render_diagnosis)
     return 0
 
 
@@ -72,18 +69,12 @@ def _inspect_content(store: Any, target: str, as_json: bool) -> int:
         from oloproof.diagnosis import render_case_lines
 
         record = store.read_json(diagnosis_manifest(hexid))
-        if as_json:
-            emit_json(record)
-        else:
-            print("\n".join(render_case_lines(record)))
+        emit(record, as_json, render_case_lines)
         return 0
     if store.exists(comparison_manifest(hexid)):
         from oloproof.comparison import render_decisions
 
         record = store.read_json(comparison_manifest(hexid))
-        if as_json:
-            emit_json(record)
-        else:
-            print("\n".join(render_decisions(record)))
+        emit(record, as_json, render_decisions)
         return 0
     raise NotFoundError(f"no diagnosis or comparison {target} in the store", path=store.url)

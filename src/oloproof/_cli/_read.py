@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from oloproof._cli._common import emit_json, open_store
+from oloproof._cli._common import emit, emit_json, open_store
 from oloproof._exceptions import NotFoundError
 
 __all__ = ["load_run", "query_command", "runs_command", "show_command"]
@@ -46,10 +46,7 @@ def show_command(args: argparse.Namespace) -> int:
 
     store = open_store(args.results, args.project)
     report = load_run(store, args.run_id)
-    if args.json:
-        emit_json(report)
-    else:
-        print("\n".join(render_run(report)))
+    emit(report, args.json, render_run)
     return 0
 
 

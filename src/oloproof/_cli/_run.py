@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from oloproof._cli._common import emit_json, quiet_prefect
+from oloproof._cli._common import emit, quiet_prefect
 from oloproof._cli._progress import progress_bar
 from oloproof.flows._remote import public_overrides
 
@@ -45,8 +45,5 @@ def run_command(args: argparse.Namespace) -> int:
             report = flow(project=args.project_dir, overrides=public_overrides(overrides), run_id=context.run_id)
     finally:
         release_environment(context.run_id)
-    if args.json:
-        emit_json(report)
-    else:
-        print("\n".join(render_run(report)))
+    emit(report, args.json, render_run)
     return 0
