@@ -9,32 +9,22 @@ records Prefect prints there are seen too.
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import re
 import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from inprocess import invoke_cli as _invoke
 
 pytestmark = pytest.mark.slow
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE / "compare_gate_project"
 EXAMPLE_POLICY = HERE.parents[1] / "examples" / "support_rag" / "compare.yaml"
-
-
-def _invoke(*argv: str) -> tuple[int, str, str]:
-    """``oloproof`` in-process, outside capsys (for module-scoped fixtures)."""
-    from oloproof._cli.main import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def write_cases(path: Path, count: int) -> None:

@@ -7,14 +7,13 @@ interval's half-width: the page prints 33.6 points; what is required here is tha
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import shutil
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
+from inprocess import invoke_cli as _invoke
 
 pytestmark = pytest.mark.slow
 
@@ -26,16 +25,6 @@ DECISIONS = [
     "  citations-not-worse  citations_valid  non-inferiority, margin 2.0 points  INSUFFICIENT_EVIDENCE  interval_overlaps_margin",
     "Gate: BLOCK (exit 3)",
 ]
-
-
-def _invoke(*argv: str) -> tuple[int, str, str]:
-    """``oloproof`` in-process, outside capsys (for module-scoped fixtures)."""
-    from oloproof._cli.main import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")

@@ -10,14 +10,13 @@ reversed answer_correct interval ends at -5.3 points, a hair under its 5-point m
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import shutil
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
+from inprocess import invoke_cli as _invoke
 
 pytestmark = pytest.mark.slow
 
@@ -25,16 +24,6 @@ HERE = Path(__file__).resolve().parent
 PROJECT = HERE / "compare_gate_project"
 EXAMPLE_POLICY = HERE.parents[1] / "examples" / "support_rag" / "compare.yaml"
 CASES = 80
-
-
-def _invoke(*argv: str) -> tuple[int, str, str]:
-    """``oloproof`` in-process, outside capsys (for module-scoped fixtures)."""
-    from oloproof._cli.main import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def write_cases(path: Path, count: int) -> None:

@@ -5,8 +5,6 @@ The planted project (tests/_cli/planted_rag) is run once for the module.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import shutil
@@ -15,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from inprocess import invoke_cli as cli
 
 pytestmark = pytest.mark.slow
 
@@ -23,16 +22,6 @@ PREFECT_LOGS = (
     "the request is refused inside the Prefect diagnose flow (or one of its tasks), so Prefect logs the "
     "exception with a traceback on stderr (ERROR lines) before the CLI prints its one line"
 )
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    """``oloproof`` in-process, for module-scoped setup (``run_cli`` is function-scoped)."""
-    from oloproof._cli.main import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def written(store: Path) -> dict[str, set[str]]:

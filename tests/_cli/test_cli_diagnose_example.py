@@ -6,14 +6,14 @@ One run of the example and one of each diagnosis serve the whole module (flows a
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
 import shutil
 from pathlib import Path
 
 import pytest
+from inprocess import invoke_cli as cli
+from inprocess import invoke_ok as _ok
 
 pytestmark = pytest.mark.slow
 
@@ -44,22 +44,6 @@ CASE_LINES = [
     "security_review: CONTEXT_ASSEMBLY_LOSS, relevant_dropped_from_context, strength intervention_recovery, "
     "best relevant position 2",
 ]
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    """``oloproof`` in-process, for module-scoped setup (``run_cli`` is function-scoped)."""
-    from oloproof._cli.main import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
-def _ok(*argv: str) -> str:
-    code, out, err = cli(*argv)
-    assert code == 0, (argv, err[-3000:])
-    return out
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,6 @@ pass_wifi and pass_gym pass. One run and one diagnosis of each kind serve the mo
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
 import shutil
@@ -25,6 +23,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from inprocess import invoke_cli as cli
+from inprocess import invoke_ok as _ok
 
 pytestmark = pytest.mark.slow
 
@@ -52,22 +52,6 @@ LABEL_LINES = [
     "UNSTABLE: 1 of 7, passed when re-executed without the intervention; not diagnosed",
 ]
 NOT_DIAGNOSABLE = r"Not diagnosable: 1 failed cases? without gold context \(no_gold_firstaid\)"
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    """``oloproof`` in-process, for module-scoped setup (``run_cli`` is function-scoped)."""
-    from oloproof._cli.main import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
-def _ok(*argv: str) -> str:
-    code, out, err = cli(*argv)
-    assert code == 0, (argv, err[-3000:])
-    return out
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 
-import pytest
 
 from oloproof.tasks._cached import _describe, outcome, passthrough
 
