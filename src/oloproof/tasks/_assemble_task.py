@@ -75,7 +75,9 @@ def _record(
 
 def _identities(inputs: dict[str, Any]) -> list[str]:
     env = environment(inputs["context"])
-    return [item.key for item in assembly_items(env, inputs["batch"], inputs["retrievals"])]
+    batch = inputs["batch"]
+    items = env.keep_plan("assemble", batch.case_ids, assembly_items(env, batch, inputs["retrievals"]))
+    return [item.key for item in items]
 
 
 @task(
@@ -93,7 +95,8 @@ def assemble_contexts(
 ) -> dict[str, Outcome]:
     """Assemble each successfully retrieved case; failed retrievals pass through."""
     env = environment(context)
-    done = run_cached(env, "assemble", assembly_items(env, batch, retrievals))
+    items = env.take_plan("assemble", batch.case_ids, lambda: assembly_items(env, batch, retrievals))
+    done = run_cached(env, "assemble", items)
     return {
         case_id: done.get(case_id) or passthrough(retrievals.get(case_id))
         for case_id in batch.case_ids

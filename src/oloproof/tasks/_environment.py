@@ -76,10 +76,22 @@ class RunEnvironment:
     """The parent run's recorded retrievals, when replaying."""
     reranker: Callable[..., Any] | None = None
     """The re-ranker applied to replayed candidates."""
+    planned: dict[tuple[str, tuple[str, ...]], Any] = field(default_factory=dict)
+    """Work planned by a batch's cache policy, waiting for that batch's task body."""
 
     @property
     def system_dict(self) -> dict[str, Any]:
         return self.system.config.model_dump(mode="json")
+
+    def keep_plan(self, stage: str, case_ids: tuple[str, ...], plan: Any) -> Any:
+        """Keep the work a cache policy planned, so the task body need not plan it again."""
+        self.planned[(stage, case_ids)] = plan
+        return plan
+
+    def take_plan(self, stage: str, case_ids: tuple[str, ...], build: Callable[[], Any]) -> Any:
+        """The kept plan of this batch (once), or a fresh one."""
+        plan = self.planned.pop((stage, case_ids), None)
+        return build() if plan is None else plan
 
     def progress(self, stage: str, count: int = 1) -> None:
         for hook in list(_PROGRESS_HOOKS):

@@ -77,7 +77,9 @@ def _identities(inputs: dict[str, Any]) -> list[str] | None:
     env = environment(inputs["context"])
     if env.context.bypass_generation_cache:
         return None
-    return [item.key for item in generation_items(env, inputs["batch"], inputs["assemblies"])]
+    batch = inputs["batch"]
+    items = env.keep_plan("generate", batch.case_ids, generation_items(env, batch, inputs["assemblies"]))
+    return [item.key for item in items]
 
 
 @task(
@@ -95,7 +97,7 @@ def generate_outputs(
 ) -> dict[str, Outcome]:
     """Generate each ready case of the batch; earlier failures pass through."""
     env = environment(context)
-    items = generation_items(env, batch, assemblies)
+    items = env.take_plan("generate", batch.case_ids, lambda: generation_items(env, batch, assemblies))
     done = run_cached(env, "generate", items, use_cache=not context.bypass_generation_cache)
     return {
         case_id: done.get(case_id)

@@ -95,7 +95,8 @@ def _row(evaluator: Evaluator, **values: Any) -> dict[str, Any]:
 
 
 def _identities(inputs: dict[str, Any]) -> list[str]:
-    items, _ = _plan(environment(inputs["context"]), inputs["results"])
+    env, batch = environment(inputs["context"]), inputs["batch"]
+    items, _ = env.keep_plan("judge", batch.case_ids, _plan(env, inputs["results"]))
     return [item.key for item in items]
 
 
@@ -114,7 +115,7 @@ def judge_cases(
 ) -> dict[str, list[dict[str, Any]]]:
     """Judge every case of the batch with every evaluator; one row per criterion."""
     env = environment(context)
-    items, rows = _plan(env, results)
+    items, rows = env.take_plan("judge", batch.case_ids, lambda: _plan(env, results))
     for slot, done in run_cached(env, "judge", items).items():
         evaluator = next(e for e in env.evaluators if slot.endswith(_SEP + e.criterion))
         if not done["ok"]:

@@ -87,7 +87,8 @@ def _identities(inputs: dict[str, Any]) -> list[str] | None:
     env = environment(inputs["context"])
     if env.recorded is not None:
         return None  # a replay is cheap and must reflect the re-ranker as it is now
-    return [item.key for item in retrieval_items(env, inputs["batch"])]
+    batch = inputs["batch"]
+    return [item.key for item in env.keep_plan("retrieve", batch.case_ids, retrieval_items(env, batch))]
 
 
 @task(
@@ -103,4 +104,5 @@ def _identities(inputs: dict[str, Any]) -> list[str] | None:
 def retrieve_passages(context: RunContext, batch: Batch) -> dict[str, Outcome]:
     """Retrieve each case of the batch, reusing records under the same identity."""
     env = environment(context)
-    return run_cached(env, "retrieve", retrieval_items(env, batch), use_cache=env.recorded is None)
+    items = env.take_plan("retrieve", batch.case_ids, lambda: retrieval_items(env, batch))
+    return run_cached(env, "retrieve", items, use_cache=env.recorded is None)
