@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 
-__all__ = ["emit", "emit_json", "open_store", "quiet_prefect"]
+__all__ = ["emit", "emit_json", "quiet_prefect"]
 
 
 def quiet_prefect() -> None:
@@ -45,13 +45,6 @@ def _console_handlers() -> list[logging.Handler]:
         logger for logger in logging.Logger.manager.loggerDict.values() if isinstance(logger, logging.Logger)
     ]
     return [h for logger in loggers for h in logger.handlers if isinstance(h, PrefectConsoleHandler)]
-
-
-def open_store(results: str | None, project: str | None) -> Any:
-    """The store named by ``--results``, ``$OLOPROOF_RESULTS`` or a project's ``results``."""
-    from oloproof._locate import locate_store
-
-    return locate_store(results, project)
 
 
 def emit_json(value: Any) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from oloproof._cli._common import emit, emit_json, open_store, quiet_prefect
+from oloproof._cli._common import emit, emit_json, quiet_prefect
+from oloproof._locate import locate_store
 
 __all__ = ["compare_command", "plan_command"]
 
@@ -12,14 +13,17 @@ __all__ = ["compare_command", "plan_command"]
 def compare_command(args: argparse.Namespace) -> int:
     """Compare two runs; exit 3 when the policy's gate blocks."""
     quiet_prefect()
-    from oloproof.comparison import EXIT_BLOCK, load_policy, render_comparison
-
-    from oloproof.comparison import check_comparable
+    from oloproof.comparison import (
+        EXIT_BLOCK,
+        check_comparable,
+        load_policy,
+        render_comparison,
+    )
     from oloproof.tasks._records import read_run_records
 
     # Bad input fails here, before any flow starts or anything is written.
     rules = load_policy(args.policy) if args.policy else None
-    store = open_store(args.results, args.project)
+    store = locate_store(args.results, args.project)
     check_comparable(read_run_records(store, args.candidate), read_run_records(store, args.baseline),
                      allow_partial=args.allow_partial, policy=rules, policy_path=args.policy)
     from oloproof.flows import compare
@@ -37,7 +41,7 @@ def plan_command(args: argparse.Namespace) -> int:
     from oloproof.tasks._records import read_run_records
 
     policy = load_policy(args.policy)
-    store = open_store(args.results, args.project)
+    store = locate_store(args.results, args.project)
     baseline = read_run_records(store, args.baseline)
     plans = []
     for rule in policy.rules:

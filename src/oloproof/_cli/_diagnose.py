@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from oloproof._cli._common import emit, emit_json, open_store, quiet_prefect
+from oloproof._cli._common import emit, emit_json, quiet_prefect
 from oloproof._exceptions import NotFoundError, UsageError
+from oloproof._locate import locate_store
 
 __all__ = ["diagnose_command", "inspect_command"]
 
@@ -20,7 +21,7 @@ def diagnose_command(args: argparse.Namespace) -> int:
     if args.intervention == "top-k" and (args.top_k is None or args.top_k < 1):
         raise UsageError("--top-k must be an integer of at least 1", field="--top-k")
     quiet_prefect()
-    store = open_store(args.results, args.project)
+    store = locate_store(args.results, args.project)
     from oloproof.diagnosis import render_diagnosis, select_failures
     from oloproof.flows import diagnose
     from oloproof.flows._diagnose import check_request
@@ -43,7 +44,7 @@ def diagnose_command(args: argparse.Namespace) -> int:
 
 def inspect_command(args: argparse.Namespace) -> int:
     """Print a diagnosis's cases, a comparison's decisions or a run's cases."""
-    store = open_store(args.results, args.project)
+    store = locate_store(args.results, args.project)
     target = args.id
     if target.startswith("sha256:"):
         return _inspect_content(store, target, args.json)

@@ -6,8 +6,9 @@ import argparse
 import json
 from typing import Any
 
-from oloproof._cli._common import emit, emit_json, open_store
+from oloproof._cli._common import emit, emit_json
 from oloproof._exceptions import NotFoundError
+from oloproof._locate import locate_store
 
 __all__ = ["load_run", "query_command", "runs_command", "show_command"]
 
@@ -24,7 +25,7 @@ def load_run(store: Any, run_id: str) -> dict[str, Any]:
 
 
 def runs_command(args: argparse.Namespace) -> int:
-    store = open_store(args.results, args.project)
+    store = locate_store(args.results, args.project)
     columns, rows = store.query(
         "SELECT run_id, created_at, system_name, system_version, index_version, dataset "
         "FROM runs ORDER BY run_id"
@@ -44,14 +45,14 @@ def runs_command(args: argparse.Namespace) -> int:
 def show_command(args: argparse.Namespace) -> int:
     from oloproof.report import render_run
 
-    store = open_store(args.results, args.project)
+    store = locate_store(args.results, args.project)
     report = load_run(store, args.run_id)
     emit(report, args.json, render_run)
     return 0
 
 
 def query_command(args: argparse.Namespace) -> int:
-    store = open_store(args.results, args.project)
+    store = locate_store(args.results, args.project)
     params = [_parse_param(value) for value in args.params] or None
     columns, rows = store.query(args.sql, params)
     if args.json:
