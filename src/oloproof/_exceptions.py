@@ -12,7 +12,8 @@ The hierarchy::
     ├── StatsError(OloproofError, ValueError)       a statistic asked of impossible input
     ├── StoreError(OloproofError, OSError)          the results store cannot be read or written
     │   └── NotFoundError(StoreError, LookupError)  an unknown run, diagnosis or comparison id
-    └── UsageError(OloproofError, ValueError)       a command asked for something it cannot do
+    ├── UsageError(OloproofError, ValueError)       a command asked for something it cannot do
+    └── RunStoppedError(OloproofError, RuntimeError) a run was stopped (an error elsewhere, a signal)
 
 Every error can carry ``path``, ``line`` and ``field``; ``str(error)`` renders them
 in one line, which is all the CLI prints.
@@ -26,6 +27,7 @@ __all__ = [
     "EvaluatorConfigError",
     "NotFoundError",
     "OloproofError",
+    "RunStoppedError",
     "StatsError",
     "StoreError",
     "SystemContractError",
@@ -98,3 +100,7 @@ class NotFoundError(StoreError, LookupError):
 
 class UsageError(OloproofError, ValueError):
     """A command was asked for something it cannot do (e.g. compare a run with itself)."""
+
+
+class RunStoppedError(OloproofError, RuntimeError):
+    """A run was stopped before this work could finish: another batch failed, or a signal came."""

@@ -300,3 +300,28 @@ def test_an_explicit_null_switches_off_a_declared_token_budget(tmp_path):
     assert resolve_system(load_project(directory)).config.token_budget == 30
     config = resolve_system(load_project(directory, ["system.rag.token_budget=null"])).config
     assert config.token_budget is None
+
+
+def test_a_missing_required_setting_names_file_line_and_field(tmp_path):
+    directory = project_with(
+        tmp_path, "sysapi_mod_k", "version: '1'\nrag: {object: sysapi_mod_k:Half, depth: 3, top_k: 2}"
+    )
+    with pytest.raises(ConfigError) as raised:
+        resolve_system(load_project(directory))
+    assert str(raised.value) == (
+        f"{tmp_path / 'oloproof.yaml'}:3: field 'system.rag.index_version': "
+        "required: set it in oloproof.yaml or in the system's decorator"
+    )
+    with pytest.raises(ConfigError) as raised:
+        resolve_system(load_project(directory, ["system.rag.index_version=i", "system.rag.depth=null"]))
+    assert str(raised.value) == (
+        "--set: field 'system.rag.depth': required: set it in oloproof.yaml or in the system's decorator"
+    )
+
+
+def test_an_empty_or_null_name_in_the_file_leaves_the_declared_one(tmp_path):
+    directory = project_with(
+        tmp_path, "sysapi_mod_l", "name: ''\nversion: null\nrag: {object: sysapi_mod_l:Counted, index_version: 7}"
+    )
+    config = resolve_system(load_project(directory)).config
+    assert (config.name, config.version, config.index_version) == ("declared", "d1", "7")

@@ -200,7 +200,7 @@ def test_a_run_that_cannot_write_its_records_fails_loudly_and_stays_invisible(
 
 _MANIFEST_WRITE_FAILS = """
 import errno, os, sys
-import oloproof.store._store as store_module
+import oloproof.store._objects as store_module
 
 original = store_module._atomic_local_write
 

@@ -126,9 +126,9 @@ def test_list_returns_relative_paths_without_temporaries(local_store):
     os.makedirs(os.path.join(local_store.root, "runs", "r2"))
     with open(os.path.join(local_store.root, "runs", "r2", ".cases.parquet.1234.tmp"), "wb"):
         pass
-    assert local_store.list() == ["cache/s/ab/abc.json", "runs/r1/run.json"]
-    assert local_store.list("runs") == ["runs/r1/run.json"]
-    assert local_store.list("diagnoses") == []
+    assert local_store.list_paths() == ["cache/s/ab/abc.json", "runs/r1/run.json"]
+    assert local_store.list_paths("runs") == ["runs/r1/run.json"]
+    assert local_store.list_paths("diagnoses") == []
 
 
 def test_check_writable_rejects_a_root_under_a_file(tmp_path):

@@ -13,7 +13,7 @@ import s3fs
 import oloproof.store
 from oloproof._exceptions import NotFoundError, StoreError
 from oloproof.store import CASES, ResultsStore, run_table
-from oloproof.store._tables import new_connection
+from oloproof.store._duckdb import new_connection
 
 pytestmark = pytest.mark.services
 
@@ -28,9 +28,9 @@ def test_objects_and_json(s3_store):
     assert s3_store.read_bytes("a/b.bin") == b"two"
     assert s3_store.read_json("a/doc.json") == {"é": [1, None]}
     assert s3_store.exists("a/doc.json") and not s3_store.exists("a/nope.json")
-    assert s3_store.list() == ["a/b.bin", "a/doc.json"]
-    assert s3_store.list("a") == ["a/b.bin", "a/doc.json"]
-    assert s3_store.list("runs") == []
+    assert s3_store.list_paths() == ["a/b.bin", "a/doc.json"]
+    assert s3_store.list_paths("a") == ["a/b.bin", "a/doc.json"]
+    assert s3_store.list_paths("runs") == []
     with pytest.raises(NotFoundError):
         s3_store.read_bytes("a/nope.json")
 
@@ -47,7 +47,7 @@ def test_records_concurrently(s3_store):
     assert singles[:30] == [{"key": k} for k in keys[:30]] and singles[30:] == [None] * 10
     found = s3_store.get_records("retrieve", keys)
     assert found == {k: {"key": k} for k in keys[:30]}
-    assert s3_store.list("cache")[0].startswith("cache/retrieve/")
+    assert s3_store.list_paths("cache")[0].startswith("cache/retrieve/")
 
 
 def test_tables_and_views_over_s3(s3_store, s3_options, write_run):

@@ -18,9 +18,9 @@ def run_command(args: argparse.Namespace) -> int:
     from oloproof.tasks import RunContext, prepare_environment, register_environment, release_environment
 
     overrides = list(args.overrides)
-    if args.results:
-        overrides.append(f"results={args.results}")
-    context = RunContext(run_id=new_run_id(), project_dir=args.project_dir, overrides=tuple(overrides))
+    context = RunContext(
+        run_id=new_run_id(), project_dir=args.project_dir, overrides=tuple(overrides), results=args.results
+    )
     # Everything is validated before the flow starts, so bad input writes nothing.
     env = prepare_environment(context)
     try:
@@ -42,7 +42,10 @@ def run_command(args: argparse.Namespace) -> int:
         with progress_bar(len(env.cases), stages):
             # Flow parameters are stored by the Prefect API: credentials given with
             # --set stay in this process (the prepared environment already holds them).
-            report = flow(project=args.project_dir, overrides=public_overrides(overrides), run_id=context.run_id)
+            report = flow(
+                project=args.project_dir, overrides=public_overrides(overrides), results=args.results,
+                run_id=context.run_id,
+            )
     finally:
         release_environment(context.run_id)
     emit(report, args.json, render_run)

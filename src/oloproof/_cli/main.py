@@ -10,7 +10,9 @@ Exit codes: 0 success (and ``Gate: PASS``), 2 bad input or usage, 3 ``Gate: BLOC
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 
 from oloproof._exceptions import OloproofError
@@ -127,8 +129,26 @@ def _handler(command: str) -> Callable[[argparse.Namespace], int]:
     return {"runs": _read.runs_command, "show": _read.show_command, "query": _read.query_command}[command]
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C would be, so a run stops the same clean way."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
+    if threading.current_thread() is not threading.main_thread():
+        return _main(argv)
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return _main(argv)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -141,8 +161,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT
     except BrokenPipeError:  # e.g. piped into head
         return 0
+    except Terminated:
+        print("oloproof: terminated; records already written are kept", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
-        print("oloproof: interrupted", file=sys.stderr)
+        print("oloproof: interrupted; records already written are kept", file=sys.stderr)
         return 130
 
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from oloproof._exceptions import ConfigError
 from oloproof._system._decorators import DECLARATION_ATTRIBUTE, SystemDeclaration
+from oloproof._system._settings import NameAndVersion, RagParameters, is_required, setting_paths
 from oloproof.config._load import Project
 from oloproof.config._project import RagSettings
 
@@ -28,10 +29,8 @@ __all__ = [
 ]
 
 
-class SystemConfig(BaseModel):
-    """The effective configuration of the system under evaluation."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Target(BaseModel):
+    """What the system is and where it was imported from."""
 
     kind: Literal["rag", "plain"]
     """``rag`` (staged) or ``plain`` (one function)."""
@@ -39,26 +38,18 @@ class SystemConfig(BaseModel):
     object: str
     """``module:attribute`` the system was imported from."""
 
-    name: str
-    """The system's name."""
 
-    version: str
-    """The system's version."""
+class SystemConfig(RagParameters, NameAndVersion, _Target):
+    """The effective configuration of the system under evaluation.
 
-    depth: int | None = None
-    """Candidates asked of ``retrieve`` (RAG only)."""
+    Its JSON is hashed into stage identities and recorded in run manifests.
+    ``name`` and ``version`` are always set; the RAG parameters are ``None``
+    for a plain system.
+    """
 
-    top_k: int | None = None
-    """Candidates offered to the context (RAG only)."""
-
-    token_budget: int | None = None
-    """Token budget of the context, or ``None`` for no budget (RAG only)."""
-
-    index_version: str | None = None
-    """Version of the index (RAG only)."""
-
-    retriever_version: str | None = None
-    """Optional version of the retriever code (RAG only)."""
+    # Pydantic orders fields from the last base to the first: kind and object,
+    # then name and version, then the RAG parameters.
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 @dataclass(frozen=True)
@@ -148,17 +139,11 @@ def resolve_system(project: Project) -> SystemHandle:
     declared = _declaration(target) or SystemDeclaration(kind="plain")
     if not callable(target) or inspect.isclass(target):
         raise project.error("system.object must be a function input -> output", ("system", "object"))
-    config = SystemConfig(
-        kind="plain",
-        object=settings.object,
-        name=_required(settings.name or declared.name, project, ("system", "name")),
-        version=_required(settings.version or declared.version, project, ("system", "version")),
-    )
+    config = SystemConfig(kind="plain", object=settings.object, **_merged(project, declared, None))
     return SystemHandle(config=config, target=target)
 
 
 def _resolve_rag(project: Project, rag: RagSettings) -> SystemHandle:
-    settings = project.config.system
     location = ("system", "rag", "object")
     if rag.object is None:
         raise project.error("required field is missing", location)
@@ -174,24 +159,7 @@ def _resolve_rag(project: Project, rag: RagSettings) -> SystemHandle:
     for method in ("retrieve", "generate"):
         if not callable(getattr(instance, method, None)):
             raise project.error(f"{rag.object} has no {method}() method", location)
-
-    def pick(name: str) -> Any:
-        # An explicit null in the file (or --set) switches a declared setting off.
-        if name in rag.model_fields_set:
-            return getattr(rag, name)
-        return getattr(declared, name)
-
-    config = SystemConfig(
-        kind="rag",
-        object=rag.object,
-        name=_required(settings.name or declared.name, project, ("system", "name")),
-        version=_required(settings.version or declared.version, project, ("system", "version")),
-        depth=_required(pick("depth"), project, ("system", "rag", "depth")),
-        top_k=_required(pick("top_k"), project, ("system", "rag", "top_k")),
-        token_budget=pick("token_budget"),
-        index_version=_required(pick("index_version"), project, ("system", "rag", "index_version")),
-        retriever_version=pick("retriever_version"),
-    )
+    config = SystemConfig(kind="rag", object=rag.object, **_merged(project, declared, rag))
     if config.top_k is not None and config.depth is not None and config.top_k > config.depth:
         raise project.error(
             f"top_k ({config.top_k}) cannot exceed depth ({config.depth})", ("system", "rag", "top_k")
@@ -212,12 +180,32 @@ def _declaration(target: Any) -> SystemDeclaration | None:
     return declared if isinstance(declared, SystemDeclaration) else None
 
 
-def _required(value: Any, project: Project, location: tuple[str, ...]) -> Any:
-    if value is None:
-        raise project.error(
-            "required: set it in oloproof.yaml or in the system's decorator", location
+def _merged(project: Project, declared: SystemDeclaration, rag: RagSettings | None) -> dict[str, Any]:
+    """Each setting from the file (or ``--set``), else from the decorator.
+
+    ``rag`` is ``None`` for a plain system, which has only a name and a version.
+
+    Raises:
+        ConfigError: A required setting is set in neither place.
+    """
+    values: dict[str, Any] = {
+        # An empty name or version in the file leaves the decorator's in place.
+        name: getattr(project.config.system, name) or getattr(declared, name)
+        for name in NameAndVersion.model_fields
+    }
+    if rag is not None:
+        values.update(
+            # An explicit null in the file (or --set) switches a declared setting off.
+            (name, getattr(rag if name in rag.model_fields_set else declared, name))
+            for name in RagParameters.model_fields
         )
-    return value
+    paths = setting_paths()
+    for name, value in values.items():
+        if value is None and is_required(SystemConfig, name):
+            raise project.error(
+                "required: set it in oloproof.yaml or in the system's decorator", paths[name]
+            )
+    return values
 
 
 def import_callable(spec: str, *, project_dir: Any, option: str) -> Any:

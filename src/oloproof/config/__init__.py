@@ -1,13 +1,14 @@
 """Project configuration: ``oloproof.yaml`` and its overrides."""
 
 from oloproof.config._load import CONFIG_NAME, Project, apply_overrides, load_project, parse_override
-from oloproof.config._project import ProjectConfig, RagSettings, SystemSettings, TaskRunnerSettings
+from oloproof.config._project import ProjectConfig, RagSettings, StageTimeouts, SystemSettings, TaskRunnerSettings
 
 __all__ = [
     "CONFIG_NAME",
     "Project",
     "ProjectConfig",
     "RagSettings",
+    "StageTimeouts",
     "SystemSettings",
     "TaskRunnerSettings",
     "apply_overrides",

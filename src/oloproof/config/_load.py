@@ -108,12 +108,16 @@ def _deep_copy(value: Any) -> Any:
     return value
 
 
-def load_project(directory: str | os.PathLike[str], overrides: list[str] | None = None) -> Project:
+def load_project(
+    directory: str | os.PathLike[str], overrides: list[str] | None = None, *, results: str | None = None
+) -> Project:
     """Read and validate ``<directory>/oloproof.yaml`` with ``--set`` overrides applied.
 
     Args:
         directory: The project folder, or the path of an ``oloproof.yaml`` file.
         overrides: ``key.path=value`` strings, applied after the file.
+        results: A results store URL that replaces the file's ``results`` (``--results``),
+            taken as it is: never parsed as a value.
 
     Returns:
         The validated project.
@@ -130,6 +134,9 @@ def load_project(directory: str | os.PathLike[str], overrides: list[str] | None 
     if not isinstance(data, dict):
         raise ConfigError("expected a mapping at the top level", path=str(config_path), line=1)
     data, touched = apply_overrides(data, list(overrides or []))
+    if results is not None:
+        data["results"] = results
+        touched.add("results")
     project = Project(
         directory=config_path.parent.resolve(),
         config_path=config_path,

@@ -7,51 +7,44 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["ProjectConfig", "RagSettings", "SystemSettings", "TaskRunnerSettings"]
+from oloproof._system._settings import NameAndVersion, RagParameters, text_settings
+
+__all__ = ["ProjectConfig", "RagSettings", "StageTimeouts", "SystemSettings", "TaskRunnerSettings"]
 
 _SLICE = re.compile(r"^(metadata\.[A-Za-z0-9_.-]+|relevant_position|context_truncated)$")
 
 
-class RagSettings(BaseModel):
-    """``system.rag``: where the staged system lives and how it is run."""
-
-    model_config = ConfigDict(extra="forbid")
+class _RagObject(BaseModel):
+    """Where a staged system lives."""
 
     object: str | None = None
     """``module:attribute`` of the ``@rag_system`` class, relative to the project."""
 
-    depth: int | None = Field(default=None, ge=1)
-    """How many candidates ``retrieve`` is asked for (retrieval identity)."""
 
-    top_k: int | None = Field(default=None, ge=1)
-    """How many of the first candidates may enter the context (not retrieval identity)."""
+class RagSettings(RagParameters, _RagObject):
+    """``system.rag``: where the staged system lives and how it is run.
 
-    token_budget: int | None = Field(default=None, ge=1)
-    """The most tokens the context may hold; needs ``count_tokens``."""
+    Its settings are those of ``RagParameters``; each overrides the decorator's.
+    """
 
-    index_version: str | None = None
-    """The version of the index the retriever reads (retrieval identity)."""
+    # Pydantic orders fields from the last base to the first: ``object`` stays
+    # first, so of several errors it is still the one reported.
+    model_config = ConfigDict(extra="forbid")
 
-    retriever_version: str | None = None
-    """An optional version of the retriever code (retrieval identity)."""
-
-    @field_validator("index_version", "retriever_version", mode="before")
+    @field_validator(*text_settings(RagParameters), mode="before")
     @classmethod
     def _versions_are_text(cls, value: Any) -> Any:
         # YAML reads 2026-09-16 as a date and 3 as an int; both name versions.
         return None if value is None else str(value)
 
 
-class SystemSettings(BaseModel):
-    """``system``: the system under evaluation."""
+class SystemSettings(NameAndVersion):
+    """``system``: the system under evaluation.
+
+    ``name`` and ``version`` override the decorator's.
+    """
 
     model_config = ConfigDict(extra="forbid")
-
-    name: str | None = None
-    """Overrides the decorator's name."""
-
-    version: str | None = None
-    """Overrides the decorator's version."""
 
     object: str | None = None
     """``module:attribute`` of an ``@system`` function (plain, non-RAG systems)."""
@@ -59,7 +52,7 @@ class SystemSettings(BaseModel):
     rag: RagSettings | None = None
     """Settings of a staged RAG system."""
 
-    @field_validator("name", "version", mode="before")
+    @field_validator(*text_settings(NameAndVersion), mode="before")
     @classmethod
     def _text(cls, value: Any) -> Any:
         return None if value is None else str(value)
@@ -78,6 +71,42 @@ class TaskRunnerSettings(BaseModel):
 
     n_workers: int | None = Field(default=None, ge=1)
     """Workers of a local Dask cluster."""
+
+
+class StageTimeouts(BaseModel):
+    """``timeouts``: seconds one user call of each stage may take.
+
+    A call past its timeout makes its case *missing* with the error
+    ``timeout after Ns``. An ``async def`` call is cancelled; a blocking one is
+    abandoned: its thread runs on until the call returns (one thread per
+    abandoned call), and a fresh worker takes its place. ``null`` means no limit.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    retrieve: float | None = Field(default=30.0, gt=0, allow_inf_nan=False)
+    """One ``retrieve(input, depth)`` call."""
+
+    assemble: float | None = Field(default=30.0, gt=0, allow_inf_nan=False)
+    """Counting one context's tokens with an ``async def count_tokens``."""
+
+    generate: float | None = Field(default=120.0, gt=0, allow_inf_nan=False)
+    """One ``generate(input, context)`` (or plain system) call."""
+
+    judge: float | None = Field(default=60.0, gt=0, allow_inf_nan=False)
+    """One evaluator's judgment of one case."""
+
+    @field_validator("retrieve", "assemble", "generate", "judge", mode="before")
+    @classmethod
+    def _not_bool(cls, value: Any) -> Any:
+        # YAML's `true` would otherwise pass as 1 second.
+        if isinstance(value, bool):
+            raise ValueError("expected a number of seconds or null, not a boolean")
+        return value
+
+    def seconds(self) -> dict[str, float | None]:
+        """The timeout of each stage, by stage name."""
+        return self.model_dump()
 
 
 class ProjectConfig(BaseModel):
@@ -108,6 +137,9 @@ class ProjectConfig(BaseModel):
 
     max_concurrency: int = Field(default=8, ge=1)
     """The most system calls (retrieve/generate/judge) in flight at once."""
+
+    timeouts: StageTimeouts = Field(default_factory=StageTimeouts)
+    """Per-stage timeouts of user calls, in seconds."""
 
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
     """Confidence level of every interval in the report."""

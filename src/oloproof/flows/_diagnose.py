@@ -13,6 +13,7 @@ from prefect import flow
 
 from oloproof._exceptions import UsageError
 from oloproof._system._resolve import import_callable
+from oloproof._system._settings import setting_paths
 from oloproof.diagnosis import passed_cases, select_failures
 from oloproof.flows._run import evaluate
 from oloproof._locate import locate_store
@@ -34,9 +35,8 @@ INTERVENTIONS = ("gold-context", "top-k", "reranker")
 def parent_overrides(manifest: dict[str, Any], results: str) -> list[str]:
     """``--set`` overrides that reproduce the parent run's system, dataset and store."""
     system = manifest["system"]
-    overrides = [f"system.name={json.dumps(system['name'])}", f"system.version={json.dumps(system['version'])}"]
-    for name in ("depth", "top_k", "token_budget", "index_version", "retriever_version"):
-        overrides.append(f"system.rag.{name}={json.dumps(system.get(name))}")
+    # Nulls too: a setting the parent run had switched off must stay off.
+    overrides = [f"{'.'.join(path)}={json.dumps(system.get(name))}" for name, path in setting_paths().items()]
     overrides += [f"dataset={json.dumps(manifest['dataset'])}", f"results={json.dumps(results)}"]
     return overrides
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from prefect import flow
 from prefect.context import FlowRunContext
-from prefect.futures import PrefectFuture
+from prefect.futures import PrefectFuture, as_completed
 from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import opaque, quote
@@ -18,6 +18,7 @@ from prefect.utilities.annotations import opaque, quote
 from oloproof._ids import new_run_id
 from oloproof.flows._runner import THREAD_WORKERS
 from oloproof.flows._storage import prefect_result_storage
+from oloproof.records import EvaluatorEntry, RunManifest, RunVariant
 from oloproof.tasks import (
     Batch,
     RunContext,
@@ -72,12 +73,11 @@ def _context(params: dict[str, Any]) -> RunContext:
     overrides = list(params.get("overrides") or [])
     if params.get("index_version"):
         overrides.append(f"system.rag.index_version={params['index_version']}")
-    if params.get("results"):
-        overrides.append(f"results={params['results']}")
     return RunContext(
         run_id=params.get("run_id") or "",
         project_dir=str(params.get("project") or "."),
         overrides=tuple(overrides),
+        results=params.get("results") or None,
         replay_from=params.get("replay_from"),
         context_source=params.get("context_source") or "assembled",
         reranker=params.get("reranker"),
@@ -130,44 +130,46 @@ def _quote(value: Any) -> Any:
     return quote(value) if _threads() else value
 
 
-def _raise_first_failure(futures: list[PrefectFuture[Any]]) -> None:
-    # A broken contract fails a stage task; its dependants then never run, so the
-    # stage's own exception is the one to report.
-    for future in futures:
-        future.wait()
+def _raise_first_failure(env: RunEnvironment, futures: list[PrefectFuture[Any]]) -> None:
+    # Futures are watched as they finish, not in order: the first failure closes
+    # the run's executor, which cancels every other batch's pending calls so they
+    # return at once, and is then the one error reported.
+    for future in as_completed(futures):
+        future.wait()  # settles the future's own final state (the API's may lag behind)
         if future.state.is_failed() or future.state.is_crashed():
+            env.executor.close()
             future.result()
 
 
-def _manifest(env: RunEnvironment, summary: dict[str, Any], started: str) -> dict[str, Any]:
+def _manifest(env: RunEnvironment, summary: dict[str, Any], started: datetime) -> RunManifest:
     ctx, config = env.context, env.project.config
-    return {
-        "run_id": ctx.run_id,
-        "status": "complete",
-        "created_at": started,
-        "finished_at": datetime.now(UTC).isoformat(),
-        "project": str(env.project.directory),
-        "system": env.system_dict,
-        "system_name": env.system.config.name,
-        "system_version": env.system.config.version,
-        "index_version": env.system.config.index_version,
-        "dataset": env.dataset.url,
-        "dataset_sha256": env.dataset.sha256,
-        "case_count": len(env.cases),
-        "evaluators": [
-            {"criterion": e.criterion, "kind": e.kind, "llm_judge": e.is_llm_judge,
-             "spec": e.spec(), "spec_hash": content_hash(e.spec())}
+    return RunManifest(
+        run_id=ctx.run_id,
+        status="complete",
+        created_at=started,
+        finished_at=datetime.now(UTC),
+        project=str(env.project.directory),
+        system=env.system_dict,
+        system_name=env.system.config.name,
+        system_version=env.system.config.version,
+        index_version=env.system.config.index_version,
+        dataset=env.dataset.url,
+        dataset_sha256=env.dataset.sha256,
+        case_count=len(env.cases),
+        evaluators=[
+            EvaluatorEntry(criterion=e.criterion, kind=e.kind, llm_judge=e.is_llm_judge,
+                           spec=e.spec(), spec_hash=content_hash(e.spec()))
             for e in env.evaluators
         ],
-        "slices": list(config.slices),
-        "min_slice_support": config.min_slice_support,
-        "confidence": config.confidence,
-        "cache": summary["cache"],
-        "variant": {"context_source": ctx.context_source, "replay_from": ctx.replay_from,
-                    "reranker": ctx.reranker, "bypass_generation_cache": ctx.bypass_generation_cache,
-                    "case_ids": list(ctx.case_ids) if ctx.case_ids is not None else None},
-        "parent": ctx.parent,
-    }
+        slices=list(config.slices),
+        min_slice_support=config.min_slice_support,
+        confidence=config.confidence,
+        cache=summary["cache"],
+        variant=RunVariant(context_source=ctx.context_source, replay_from=ctx.replay_from,
+                           reranker=ctx.reranker, bypass_generation_cache=ctx.bypass_generation_cache,
+                           case_ids=list(ctx.case_ids) if ctx.case_ids is not None else None),
+        parent=ctx.parent,
+    )
 
 
 @flow(
@@ -207,7 +209,7 @@ def evaluate(
     Returns:
         The run manifest with its ``metrics``; per-case records are in the store.
     """
-    started = datetime.now(UTC).isoformat()
+    started = datetime.now(UTC)
     params = dict(locals())
     params["run_id"] = run_id or new_run_id()
     context = _context(params)
@@ -221,12 +223,12 @@ def evaluate(
         submitted = [_submit_batch(context, env, b, f.result(), tasks) for b, f in zip(batches, lookups)]
         merged = [record for _, record in submitted]
         judged = [tasks["judge"].submit(context, b, _opaque(m)) for b, m in zip(batches, merged)]
-        _raise_first_failure([future for stages, _ in submitted for future in stages] + merged + judged)
+        _raise_first_failure(env, [future for stages, _ in submitted for future in stages] + merged + judged)
         case_results = [r for m in merged for r in m.result().values()]
         judgments = [row for future in judged for rows in future.result().values() for row in rows]
         del submitted, merged, judged  # the merged results are all that is still needed
         summary = summarize_run.submit(context, _quote(case_results), _quote(judgments)).result()
-        manifest = _manifest(env, summary, started)
+        manifest = _manifest(env, summary, started).model_dump(mode="json")
         write_run.submit(context, manifest, _quote(case_results), _quote(summary)).result()
         publish_report.submit(context, manifest, _quote(summary["metrics"])).result()
         # Per-case data stays in the store: Prefect walks a flow's return value, and

@@ -14,6 +14,7 @@ See :mod:`oloproof.store._layout` for the layout of a store.
 
 from __future__ import annotations
 
+from oloproof._json import canonical_json
 from oloproof.store._layout import (
     CACHE_DIR,
     COMPARISONS_DIR,
@@ -21,6 +22,7 @@ from oloproof.store._layout import (
     PREFECT_DIR,
     RUN_TABLES,
     RUNS_DIR,
+    VALIDATIONS_DIR,
     cache_path,
     comparison_decisions,
     comparison_dir,
@@ -28,10 +30,15 @@ from oloproof.store._layout import (
     diagnosis_dir,
     diagnosis_labels,
     diagnosis_manifest,
+    diagnosis_request,
     run_dir,
     run_manifest,
     run_table,
 )
+from oloproof.store._location import StoreLocation
+from oloproof.store._objects import ObjectStore
+from oloproof.store._queries import Queries, connect
+from oloproof.store._records import RecordCache
 from oloproof.store._schema import (
     CASES,
     DECISIONS,
@@ -41,9 +48,9 @@ from oloproof.store._schema import (
     RETRIEVALS,
     TABLES,
     TableSchema,
-    canonical_json,
 )
-from oloproof.store._store import ResultsStore, connect
+from oloproof.store._store import ResultsStore
+from oloproof.store._tables import TableStore
 
 __all__ = [
     "CACHE_DIR",
@@ -54,13 +61,19 @@ __all__ = [
     "DIAGNOSIS_LABELS",
     "JUDGMENTS",
     "METRICS",
+    "ObjectStore",
     "PREFECT_DIR",
+    "Queries",
     "RETRIEVALS",
     "RUNS_DIR",
     "RUN_TABLES",
+    "RecordCache",
     "ResultsStore",
+    "StoreLocation",
     "TABLES",
     "TableSchema",
+    "TableStore",
+    "VALIDATIONS_DIR",
     "cache_path",
     "canonical_json",
     "comparison_decisions",
@@ -70,6 +83,7 @@ __all__ = [
     "diagnosis_dir",
     "diagnosis_labels",
     "diagnosis_manifest",
+    "diagnosis_request",
     "run_dir",
     "run_manifest",
     "run_table",

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from oloproof._exceptions import NotFoundError, OloproofError, StoreError
 
-__all__ = ["endpoint_of", "guard", "is_connection_error", "translate"]
+__all__ = ["endpoint_of", "guard", "is_connection_error", "one_line", "translate"]
 
 _CONNECTION_ERRORS = frozenset(
     {
@@ -25,6 +25,15 @@ _CONNECTION_ERRORS = frozenset(
         "ServerTimeoutError",
     }
 )
+
+
+def one_line(error: BaseException) -> str:
+    """The first non-empty line of an error's message, or its type's name.
+
+    DuckDB and botocore messages run over several lines; the CLI prints one.
+    """
+    line = _first_line(error)
+    return line if line is not None else type(error).__name__
 
 
 def is_connection_error(error: BaseException) -> bool:
@@ -130,7 +139,12 @@ def guard(
 
 
 def _detail(error: BaseException) -> str:
+    line = _first_line(error)
+    return type(error).__name__ if line is None else f"{type(error).__name__}: {line}"
+
+
+def _first_line(error: BaseException) -> str | None:
     for line in str(error).splitlines():
         if line.strip():
-            return f"{type(error).__name__}: {line.strip()}"
-    return type(error).__name__
+            return line.strip()
+    return None

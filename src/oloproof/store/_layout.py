@@ -9,8 +9,10 @@ A results store is a directory (local) or a prefix (object store) laid out as::
       runs/<run_id>/judgments.parquet      one row per case x criterion
       runs/<run_id>/metrics.parquet        one row per criterion x slice
       diagnoses/<sha256-hex>/diagnosis.json, diagnoses/<hex>/labels.parquet
+      diagnoses/requests/<request>.json    the diagnosis that answered one request
       comparisons/<sha256-hex>/comparison.json, comparisons/<hex>/decisions.parquet
       cache/<stage>/<kk>/<key>.json        per-case stage records keyed by identity
+      validations/<name>.json              validation records of LLM judges
       prefect/                             Prefect's own result and cache records
 
 ``<kk>`` is the first two characters of ``<key>``, which keeps directory
@@ -35,6 +37,7 @@ __all__ = [
     "PREFECT_DIR",
     "RUNS_DIR",
     "RUN_TABLES",
+    "VALIDATIONS_DIR",
     "cache_path",
     "comparison_decisions",
     "comparison_dir",
@@ -42,9 +45,13 @@ __all__ = [
     "diagnosis_dir",
     "diagnosis_labels",
     "diagnosis_manifest",
+    "diagnosis_request",
+    "entry_file",
     "run_dir",
     "run_manifest",
     "run_table",
+    "run_table_file",
+    "split_entry_file",
     "validate_relpath",
 ]
 
@@ -53,12 +60,14 @@ DIAGNOSES_DIR = "diagnoses"
 COMPARISONS_DIR = "comparisons"
 CACHE_DIR = "cache"
 PREFECT_DIR = "prefect"
+VALIDATIONS_DIR = "validations"
 
 RUN_MANIFEST = "run.json"
 DIAGNOSIS_MANIFEST = "diagnosis.json"
 DIAGNOSIS_LABELS = "labels.parquet"
 COMPARISON_MANIFEST = "comparison.json"
 COMPARISON_DECISIONS = "decisions.parquet"
+_DIAGNOSIS_REQUESTS = "requests"
 
 RUN_TABLES = ("cases", "retrievals", "judgments", "metrics")
 """The tables every run directory holds, each as ``<table>.parquet``."""
@@ -96,6 +105,37 @@ def validate_relpath(relpath: str) -> str:
     return "/".join(parts)
 
 
+def entry_file(container: str, name: str, filename: str) -> str:
+    """A file directly inside one entry directory: ``<container>/<name>/<filename>``.
+
+    For names read back from a listing of the store, which are used as they
+    are: a store may hold directories that Oloproof did not name. Paths of new
+    entries come from the helpers below, which check the id.
+
+    Args:
+        container: :data:`RUNS_DIR`, :data:`DIAGNOSES_DIR` or :data:`COMPARISONS_DIR`.
+        name: The entry directory's name.
+        filename: The file's name, e.g. :data:`RUN_MANIFEST`.
+    """
+    return f"{container}/{name}/{filename}"
+
+
+def split_entry_file(relpath: str) -> tuple[str, str, str] | None:
+    """The inverse of :func:`entry_file`.
+
+    Args:
+        relpath: A path relative to the store root, as listed.
+
+    Returns:
+        ``(container, name, filename)``, or None for a path that is not exactly
+        three levels deep.
+    """
+    parts = relpath.split("/")
+    if len(parts) != 3:
+        return None
+    return parts[0], parts[1], parts[2]
+
+
 def run_dir(run_id: str) -> str:
     """The directory of one run: ``runs/<run_id>``."""
     return f"{RUNS_DIR}/{_name(run_id, 'run_id')}"
@@ -116,9 +156,18 @@ def run_table(run_id: str, table: str) -> str:
     Raises:
         StoreError: ``table`` is not a run table.
     """
+    return f"{run_dir(run_id)}/{run_table_file(table)}"
+
+
+def run_table_file(table: str) -> str:
+    """The file name of one run table inside a run directory: ``<table>.parquet``.
+
+    Raises:
+        StoreError: ``table`` is not one of :data:`RUN_TABLES`.
+    """
     if table not in RUN_TABLES:
         raise StoreError(f"unknown run table {table!r}; expected one of {list(RUN_TABLES)}")
-    return f"{run_dir(run_id)}/{table}.parquet"
+    return f"{table}.parquet"
 
 
 def diagnosis_dir(diagnosis_id: str) -> str:
@@ -134,6 +183,18 @@ def diagnosis_manifest(diagnosis_id: str) -> str:
 def diagnosis_labels(diagnosis_id: str) -> str:
     """The per-case labels of a diagnosis: ``diagnoses/<id>/labels.parquet``."""
     return f"{diagnosis_dir(diagnosis_id)}/{DIAGNOSIS_LABELS}"
+
+
+def diagnosis_request(request: str) -> str:
+    """The record of the diagnosis that answered one request.
+
+    ``diagnoses/requests/<request>.json``: beside the diagnoses, in a directory
+    that holds no manifest, so it never counts as a diagnosis itself.
+
+    Args:
+        request: The request's identity hash.
+    """
+    return f"{DIAGNOSES_DIR}/{_DIAGNOSIS_REQUESTS}/{_name(request, 'request')}.json"
 
 
 def comparison_dir(comparison_id: str) -> str:

@@ -1,19 +1,33 @@
 """Column schemas of the Parquet tables in the results store.
 
-Every table is declared once here, as an ordered tuple of ``(column, type)``
-pairs in DuckDB's type names. ``JSON`` columns hold nested values (objects,
-lists, strings) serialised as canonical JSON text and are stored as
-``VARCHAR``; timestamps are ISO-8601 text. Readers that declare the schema
-get JSON columns decoded back into Python values.
+Every table is declared once, by its row model in :mod:`oloproof.records`; its
+schema here, an ordered tuple of ``(column, type)`` pairs in DuckDB's type
+names, is derived from the model's fields. ``JSON`` columns hold nested values
+(objects, lists, strings) serialised as canonical JSON text and are stored as
+``VARCHAR``; timestamps are ISO-8601 text. Readers that declare the schema get
+JSON columns decoded back into Python values.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel, JsonValue
+from typing_extensions import is_typeddict
 
 from oloproof._exceptions import StoreError
+from oloproof._json import canonical_json
+from oloproof.records import (
+    CaseRow,
+    DecisionRow,
+    DiagnosisLabelRow,
+    JudgmentRow,
+    MetricRow,
+    RetrievalRow,
+)
 
 __all__ = [
     "CASES",
@@ -25,46 +39,10 @@ __all__ = [
     "TABLES",
     "TableSchema",
     "canonical_json",
+    "table_schema",
 ]
 
 _TYPES = frozenset({"VARCHAR", "BIGINT", "DOUBLE", "BOOLEAN", "JSON", "TIMESTAMP"})
-
-
-def canonical_json(value: Any) -> str:
-    """Serialise a value as canonical JSON text.
-
-    Keys are sorted, non-ASCII characters are kept as they are and no
-    insignificant whitespace is emitted, so equal values give equal text.
-
-    Args:
-        value: Any JSON-serialisable value; NumPy scalars are accepted.
-
-    Returns:
-        The JSON text.
-
-    Raises:
-        StoreError: The value cannot be represented as JSON.
-    """
-    try:
-        return json.dumps(
-            value,
-            sort_keys=True,
-            ensure_ascii=False,
-            separators=(",", ":"),
-            default=_json_default,
-        )
-    except (TypeError, ValueError) as error:
-        raise StoreError(f"value is not JSON-serialisable: {error}") from error
-
-
-def _json_default(value: Any) -> Any:
-    item = getattr(value, "item", None)
-    if callable(item):
-        return item()
-    tolist = getattr(value, "tolist", None)
-    if callable(tolist):
-        return tolist()
-    raise TypeError(f"object of type {type(value).__name__} is not JSON serialisable")
 
 
 @dataclass(frozen=True)
@@ -117,59 +95,67 @@ class TableSchema:
         return "VARCHAR" if kind in ("JSON", "TIMESTAMP") else kind
 
 
-def _schema(name: str, *columns: str) -> TableSchema:
-    pairs = []
-    for column in columns:
-        column_name, _, kind = column.partition(" ")
-        pairs.append((column_name, kind or "VARCHAR"))
-    return TableSchema(name, tuple(pairs))
+def table_schema(name: str, record: type[BaseModel]) -> TableSchema:
+    """Derive a table's schema from its row model: one column per field, in order.
+
+    ``str`` and string ``Literal`` fields are ``VARCHAR``, ``int`` ``BIGINT``,
+    ``float`` ``DOUBLE``, ``bool`` ``BOOLEAN``, ``datetime`` ``TIMESTAMP``; JSON
+    values, objects and lists are ``JSON``. ``X | None`` is the type of ``X``.
+
+    Args:
+        name: The table's name.
+        record: The row model.
+
+    Returns:
+        The schema, columns in the model's field order.
+
+    Raises:
+        StoreError: A field's annotation has no column type (a union of several
+            types, a nested model or an unknown class).
+    """
+    return TableSchema(
+        name,
+        tuple(
+            (column, _column_type(field.annotation, f"{name}.{column}"))
+            for column, field in record.model_fields.items()
+        ),
+    )
 
 
-CASES = _schema(
-    "cases",
-    "run_id", "case_id", "status", "error_stage", "error",
-    "execution_key", "retrieval_key", "assembly_key", "generation_key", "query",
-    "execution_hit BOOLEAN", "retrieve_hit BOOLEAN", "generate_hit BOOLEAN",
-    "input JSON", "expected JSON", "metadata JSON", "output JSON",
-    "context JSON", "dropped JSON",
-    "best_relevant_position BIGINT", "relevant_position", "context_truncated BOOLEAN",
-    "retrieve_ms DOUBLE", "generate_ms DOUBLE",
-)  # fmt: skip
+_SCALARS: dict[Any, str] = {
+    str: "VARCHAR",
+    bool: "BOOLEAN",
+    int: "BIGINT",
+    float: "DOUBLE",
+    datetime: "TIMESTAMP",
+}
 
-RETRIEVALS = _schema(
-    "retrievals",
-    "run_id", "case_id", "position BIGINT", "doc_id", "chunk_id", "score DOUBLE",
-    "text", "in_top_k BOOLEAN", "in_context BOOLEAN", "drop_reason",
-    "relevant_grade DOUBLE",
-)  # fmt: skip
 
-JUDGMENTS = _schema(
-    "judgments",
-    "run_id", "case_id", "criterion", "evaluator", "spec_hash", "status", "reason",
-    "value DOUBLE", "passed BOOLEAN", "detail JSON", "judgment_key", "hit BOOLEAN",
-)  # fmt: skip
+def _column_type(annotation: Any, field: str) -> str:
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _column_type(get_args(annotation)[0], field)
+    if origin is Union or origin is UnionType:
+        members = [arg for arg in get_args(annotation) if arg is not type(None)]
+        if len(members) == 1:
+            return _column_type(members[0], field)
+        raise StoreError(f"a column cannot hold {annotation}; use one type or JsonValue", field=field)
+    if origin is Literal and all(isinstance(value, str) for value in get_args(annotation)):
+        return "VARCHAR"
+    if annotation is JsonValue or annotation is Any or origin in (dict, list) or is_typeddict(annotation):
+        return "JSON"
+    if isinstance(annotation, type) and annotation in _SCALARS:
+        return _SCALARS[annotation]
+    # A nested model would reach the store as an object canonical JSON cannot encode.
+    raise StoreError(f"no column type for {annotation!r}", field=field)
 
-METRICS = _schema(
-    "metrics",
-    "run_id", "criterion", "kind", "slice", "slice_value",
-    "estimate DOUBLE", "low DOUBLE", "high DOUBLE", "confidence DOUBLE", "method",
-    "observed BIGINT", "successes BIGINT", "missing BIGINT", "excluded BIGINT",
-    "scored BOOLEAN",
-)  # fmt: skip
 
-DIAGNOSIS_LABELS = _schema(
-    "diagnosis_labels",
-    "diagnosis_id", "case_id", "label", "reason", "strength",
-    "best_relevant_position BIGINT", "control_passed BOOLEAN",
-    "intervention_passed BOOLEAN",
-)  # fmt: skip
-
-DECISIONS = _schema(
-    "decisions",
-    "comparison_id", "rule", "criterion", "kind", "margin DOUBLE", "confidence DOUBLE",
-    "verdict", "reason", "difference DOUBLE", "low DOUBLE", "high DOUBLE",
-    "paired BIGINT",
-)  # fmt: skip
+CASES = table_schema("cases", CaseRow)
+RETRIEVALS = table_schema("retrievals", RetrievalRow)
+JUDGMENTS = table_schema("judgments", JudgmentRow)
+METRICS = table_schema("metrics", MetricRow)
+DIAGNOSIS_LABELS = table_schema("diagnosis_labels", DiagnosisLabelRow)
+DECISIONS = table_schema("decisions", DecisionRow)
 
 TABLES: dict[str, TableSchema] = {
     schema.name: schema

@@ -1,4 +1,4 @@
-"""Parquet encoding and decoding of store tables, through DuckDB.
+"""Tables: rows stored as Parquet files, encoded and decoded through DuckDB.
 
 Rows are written as newline-delimited JSON to a local temporary file, read back
 by DuckDB with the declared column types and copied to Parquet. The table's
@@ -13,45 +13,92 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Mapping
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
 
 from oloproof._exceptions import StoreError
-from oloproof.store._schema import TableSchema, canonical_json
+from oloproof._json import canonical_json
+from oloproof.store._duckdb import new_connection, sql_ident, sql_string
+from oloproof.store._errors import one_line, translate
+from oloproof.store._objects import ObjectStore
+from oloproof.store._schema import TableSchema
 
-__all__ = ["decode_parquet", "encode_parquet", "new_connection", "one_line", "sql_string"]
+__all__ = ["TableStore", "decode_parquet", "encode_parquet"]
 
 _META_TABLE = "oloproof.table"
 _META_JSON = "oloproof.json_columns"
 _MAX_OBJECT_SIZE = 1 << 30
 
 
-def new_connection() -> duckdb.DuckDBPyConnection:
-    """Open an in-memory DuckDB connection that never downloads extensions."""
-    return duckdb.connect(
-        ":memory:",
-        config={"autoinstall_known_extensions": False, "autoload_known_extensions": False},
-    )
+@dataclass(frozen=True)
+class TableStore:
+    """Parquet tables, kept as objects of a store.
 
+    Attributes:
+        objects: The store's objects.
+    """
 
-def one_line(error: BaseException) -> str:
-    """The first non-empty line of an error's message."""
-    for line in str(error).splitlines():
-        if line.strip():
-            return line.strip()
-    return type(error).__name__
+    objects: ObjectStore
 
+    def write_table(
+        self, relpath: str, rows: Iterable[dict[str, Any]], schema: TableSchema
+    ) -> None:
+        """Write rows as a Parquet table, atomically.
 
-def sql_string(value: str) -> str:
-    """Quote a string as an SQL literal (for DDL, which cannot take parameters)."""
-    return "'" + value.replace("'", "''") + "'"
+        Args:
+            relpath: The path relative to the store root, e.g. ``runs/<id>/cases.parquet``.
+            rows: One mapping per row. Columns declared ``JSON`` take any
+                JSON-serialisable value and are stored as JSON text.
+            schema: The table's schema; zero rows still give a file with its columns.
 
+        Raises:
+            StoreError: A row does not fit the schema or the file cannot be written.
+        """
+        with self._naming(relpath):
+            data = encode_parquet(rows, schema)
+        self.objects.write_bytes(relpath, data)
 
-def _ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+    def read_table(self, relpath: str) -> list[dict[str, Any]]:
+        """Read a Parquet table written by :meth:`write_table`.
+
+        Returns:
+            One dict per row; JSON columns are decoded into Python values.
+
+        Raises:
+            NotFoundError: There is no such table.
+            StoreError: It cannot be read.
+        """
+        where = self.objects.location
+        with self._naming(relpath):
+            if where.is_local:
+                full = where.full_path(relpath)
+                if not os.path.isfile(full):
+                    missing = FileNotFoundError(full)
+                    raise translate(missing, url=where.url_for(relpath), action="read")
+                return decode_parquet(full)
+            # The codec reads a local file: copy the object down first.
+            data = self.objects.read_bytes(relpath)
+            with tempfile.TemporaryDirectory(prefix="oloproof-read-") as tmp:
+                local = os.path.join(tmp, "table.parquet")
+                with open(local, "wb") as handle:
+                    handle.write(data)
+                return decode_parquet(local)
+
+    @contextmanager
+    def _naming(self, relpath: str) -> Iterator[None]:
+        # The codec knows no URLs: add the table's URL to errors that name none.
+        try:
+            yield
+        except StoreError as error:
+            if error.path is not None:
+                raise
+            raise StoreError(
+                error.message, path=self.objects.location.url_for(relpath), field=error.field
+            ) from error
 
 
 def _scalar(value: Any, schema: TableSchema, column: str, index: int) -> Any:
@@ -119,7 +166,7 @@ def encode_parquet(rows: Iterable[dict[str, Any]], schema: TableSchema) -> bytes
         f"{sql_string(name)}: {sql_string(schema.storage_type(name))}" for name in schema.names
     )
     select = ", ".join(
-        f"CAST({_ident(name)} AS {schema.storage_type(name)}) AS {_ident(name)}"
+        f"CAST({sql_ident(name)} AS {schema.storage_type(name)}) AS {sql_ident(name)}"
         for name in schema.names
     )
     metadata = (

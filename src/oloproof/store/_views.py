@@ -10,28 +10,18 @@ invisible.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import duckdb
 
 from oloproof._exceptions import StoreError
-from oloproof.store import _layout
-from oloproof.store._schema import (
-    CASES,
-    DECISIONS,
-    DIAGNOSIS_LABELS,
-    JUDGMENTS,
-    METRICS,
-    RETRIEVALS,
-    TableSchema,
-    canonical_json,
-)
-from oloproof.store._tables import new_connection, one_line, sql_string
-
-if TYPE_CHECKING:
-    from oloproof.store._store import ResultsStore
+from oloproof._json import canonical_json
+from oloproof.store import _layout, _schema
+from oloproof.store._duckdb import new_connection, sql_string
+from oloproof.store._errors import one_line
+from oloproof.store._location import StoreLocation
+from oloproof.store._objects import ObjectStore, parse_json
 
 __all__ = ["build_connection"]
 
@@ -65,20 +55,20 @@ _MANIFESTS = (
 
 # (container dir, file name, schema)
 _TABLE_FILES = (
-    (_layout.RUNS_DIR, "cases.parquet", CASES),
-    (_layout.RUNS_DIR, "retrievals.parquet", RETRIEVALS),
-    (_layout.RUNS_DIR, "judgments.parquet", JUDGMENTS),
-    (_layout.RUNS_DIR, "metrics.parquet", METRICS),
-    (_layout.DIAGNOSES_DIR, _layout.DIAGNOSIS_LABELS, DIAGNOSIS_LABELS),
-    (_layout.COMPARISONS_DIR, _layout.COMPARISON_DECISIONS, DECISIONS),
+    *(
+        (_layout.RUNS_DIR, _layout.run_table_file(schema.name), schema)
+        for schema in (_schema.CASES, _schema.RETRIEVALS, _schema.JUDGMENTS, _schema.METRICS)
+    ),
+    (_layout.DIAGNOSES_DIR, _layout.DIAGNOSIS_LABELS, _schema.DIAGNOSIS_LABELS),
+    (_layout.COMPARISONS_DIR, _layout.COMPARISON_DECISIONS, _schema.DECISIONS),
 )
 
 
-def build_connection(store: ResultsStore) -> duckdb.DuckDBPyConnection:
+def build_connection(objects: ObjectStore) -> duckdb.DuckDBPyConnection:
     """Open an in-memory DuckDB connection with views over a store.
 
     Args:
-        store: The results store.
+        objects: The store's objects.
 
     Returns:
         The connection, with views ``runs``, ``cases``, ``retrievals``,
@@ -88,19 +78,20 @@ def build_connection(store: ResultsStore) -> duckdb.DuckDBPyConnection:
     Raises:
         StoreError: The store cannot be listed, or a manifest is not valid JSON.
     """
-    listings = {container: _children(store, container) for container, *_ in _MANIFESTS}
+    where = objects.location
+    listings = {container: _children(objects, container) for container, *_ in _MANIFESTS}
     con = new_connection()
     try:
-        if not store.is_local:
-            con.register_filesystem(store.fs)
+        if not where.is_local:
+            con.register_filesystem(where.fs)
         complete: dict[str, set[str]] = {}
         for container, manifest, id_column, view, columns in _MANIFESTS:
             ids = sorted(
                 name for name, files in listings[container].items() if manifest in files
             )
             complete[container] = set(ids)
-            paths = [f"{container}/{name}/{manifest}" for name in ids]
-            contents = store.read_many(paths)
+            paths = [_layout.entry_file(container, name, manifest) for name in ids]
+            contents = objects.read_many(paths)
             rows = []
             for name, path in zip(ids, paths, strict=True):
                 if path not in contents:  # removed since it was listed
@@ -108,11 +99,11 @@ def build_connection(store: ResultsStore) -> duckdb.DuckDBPyConnection:
                     continue
                 # Content-addressed ids read as they are printed: sha256:<hex>.
                 shown = name if container == _layout.RUNS_DIR else f"sha256:{name}"
-                rows.append(_manifest_row(shown, contents[path], columns, store.url_for(path)))
+                rows.append(_manifest_row(shown, contents[path], columns, where.url_for(path)))
             _create_manifest_view(con, view, id_column, columns, rows)
         for container, filename, schema in _TABLE_FILES:
             files = [
-                _duckdb_path(store, f"{container}/{name}/{filename}")
+                _duckdb_path(where, _layout.entry_file(container, name, filename))
                 for name in sorted(complete[container])
                 if filename in listings[container].get(name, ())
             ]
@@ -124,7 +115,7 @@ def build_connection(store: ResultsStore) -> duckdb.DuckDBPyConnection:
     except duckdb.Error as error:
         con.close()
         raise StoreError(
-            f"cannot open the store's views: {one_line(error)}", path=store.url
+            f"cannot open the store's views: {one_line(error)}", path=where.url
         ) from error
     except BaseException:
         con.close()
@@ -132,19 +123,21 @@ def build_connection(store: ResultsStore) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def _children(store: ResultsStore, container: str) -> dict[str, set[str]]:
+def _children(objects: ObjectStore, container: str) -> dict[str, set[str]]:
     """The files directly inside each ``<container>/<id>/`` directory."""
     out: dict[str, set[str]] = {}
-    for relpath in store.list(container):
-        parts = relpath.split("/")
-        if len(parts) == 3:
-            out.setdefault(parts[1], set()).add(parts[2])
+    for relpath in objects.list_paths(container):
+        entry = _layout.split_entry_file(relpath)
+        if entry is not None:
+            _, name, filename = entry
+            out.setdefault(name, set()).add(filename)
     return out
 
 
-def _duckdb_path(store: ResultsStore, relpath: str) -> str:
-    full = store.full_path(relpath)
-    return full if store.is_local else store.fs.unstrip_protocol(full)
+def _duckdb_path(where: StoreLocation, relpath: str) -> str:
+    # Remote files keep their protocol, which selects the registered filesystem.
+    full = where.full_path(relpath)
+    return full if where.is_local else where.fs.unstrip_protocol(full)
 
 
 def _pick(manifest: dict[str, Any], dotted: str) -> Any:
@@ -165,10 +158,7 @@ def _text(value: Any) -> str | None:
 def _manifest_row(
     name: str, data: bytes, columns: tuple[tuple[str, tuple[str, ...]], ...], url: str
 ) -> tuple[str | None, ...]:
-    try:
-        manifest = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as error:
-        raise StoreError(f"invalid manifest JSON: {one_line(error)}", path=url) from error
+    manifest = parse_json(data, url, what="manifest JSON")
     if not isinstance(manifest, dict):
         raise StoreError("a manifest must be a JSON object", path=url)
     values: list[str | None] = [name]
@@ -198,7 +188,7 @@ def _create_manifest_view(
 
 
 def _create_table_view(
-    con: duckdb.DuckDBPyConnection, schema: TableSchema, files: list[str]
+    con: duckdb.DuckDBPyConnection, schema: _schema.TableSchema, files: list[str]
 ) -> None:
     cast: Callable[[str, str], str]
     if files:

@@ -73,11 +73,11 @@ def _record(
     return {"context": context, "dropped": dropped}
 
 
-def _identities(inputs: dict[str, Any]) -> list[str]:
+def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]]:
     env = environment(inputs["context"])
     batch = inputs["batch"]
     items = env.keep_plan("assemble", batch.case_ids, assembly_items(env, batch, inputs["retrievals"]))
-    return [item.key for item in items]
+    return [(item.case_id, item.key) for item in items]
 
 
 @task(

@@ -20,11 +20,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from oloproof._exceptions import SystemContractError
+from oloproof._exceptions import RunStoppedError, SystemContractError
 from oloproof.tasks._environment import RunEnvironment
-from oloproof.tasks._executor import CallResult
+from oloproof.tasks._executor import CallResult, CallTimeoutError
 
 __all__ = [
+    "CaseFailure",
     "Outcome",
     "WorkItem",
     "is_hit",
@@ -91,58 +92,66 @@ def skip_batch_cache() -> None:
         transaction.write_on_commit = False
 
 
+class CaseFailure(Exception):
+    """A call's value breaks the contract for this case alone (e.g. an output that is
+    not JSON): the case is *missing* with this error, and the run goes on."""
+
+
 def run_cached(
     env: RunEnvironment, stage: str, items: list[WorkItem], *, use_cache: bool = True
 ) -> dict[str, Outcome]:
     """Resolve each item from the stage cache or by calling it.
 
-    With ``use_cache=False`` nothing is read from or written to the stage cache
-    (diagnosis controls and replays re-execute on purpose).
+    Items with equal keys share one call: equal identities share work, while each
+    case keeps its own outcome. With ``use_cache=False`` nothing is read from or
+    written to the stage cache (diagnosis controls and replays re-execute on purpose).
 
     Returns:
         One outcome per case id.
 
     Raises:
         SystemContractError: A call returned something the contract forbids.
+        RunStoppedError: The run was stopped while calls were pending.
     """
     results: dict[str, Outcome] = {}
     cached = env.store.get_records(stage, sorted({i.key for i in items})) if use_cache else {}
-    pending: dict[concurrent.futures.Future[Any], WorkItem] = {}
+    pending: dict[concurrent.futures.Future[Any], list[WorkItem]] = {}
+    leaders: dict[str, concurrent.futures.Future[Any]] = {}
     inline: list[WorkItem] = []
     for item in items:
         if item.key in cached:
             results[item.case_id] = outcome(key=item.key, record=cached[item.key], hit=True)
         elif item.inline:
             inline.append(item)
+        elif item.key in leaders:
+            pending[leaders[item.key]].append(item)
         else:
-            pending[env.executor.submit(item.call, *item.args)] = item
+            future = env.executor.submit(item.call, *item.args, stage=stage)
+            leaders[item.key] = future
+            pending[future] = [item]
     if len(results):
         env.progress(stage, len(results))
     failed = False
-    for item, called in _completed(pending, inline):
-        if isinstance(called.error, SystemContractError):
-            raise called.error  # a broken contract stops the run; it is not a failing case
-        if _is_invalid_retrieval(called.error):
-            raise SystemContractError(
-                f"{env.system.config.object}.retrieve built an invalid Retrieval for case "
-                f"{item.case_id!r}: {_describe(called.error)}",
-                field="retrieve",
-            )
-        if called.error is not None:
+    for item, called, shared in _completed(pending, inline):
+        _check_contract(env, item, called.error)
+        record, error = None, called.error
+        if error is None:
+            try:
+                record = item.finish(called.value)
+            except CaseFailure as failure:
+                error = failure
+        if error is not None:
             failed = True
             results[item.case_id] = outcome(
-                key=item.key,
-                error=_describe(called.error),
-                error_stage=stage,
-                ms=called.ms,
+                key=item.key, error=_describe(error), error_stage=stage, ms=called.ms,
                 computed_by=env.context.run_id,
             )
         else:
-            record = item.finish(called.value)
-            if use_cache:
+            if use_cache and not shared:
                 env.store.put_record(stage, item.key, record)
             results[item.case_id] = outcome(
-                key=item.key, record=record, ms=called.ms, computed_by=env.context.run_id
+                key=item.key, record=record, hit=shared, ms=0.0 if shared else called.ms,
+                computed_by=env.context.run_id,
             )
         env.progress(stage)
     if failed:
@@ -150,20 +159,40 @@ def run_cached(
     return {item.case_id: results[item.case_id] for item in items}
 
 
+def _check_contract(env: RunEnvironment, item: WorkItem, error: BaseException | None) -> None:
+    # A broken contract stops the run; it is not a failing case.
+    if isinstance(error, SystemContractError):
+        raise error
+    if _is_invalid_retrieval(error):
+        raise SystemContractError(
+            f"{env.system.config.object}.retrieve built an invalid Retrieval for case "
+            f"{item.case_id!r}: {_describe(error)}",
+            field="retrieve",
+        )
+
+
 def _completed(
-    pending: dict[concurrent.futures.Future[Any], WorkItem], inline: list[WorkItem]
-) -> Iterator[tuple[WorkItem, CallResult]]:
-    """Inline items first (computed here, in order), then calls as they complete."""
+    pending: dict[concurrent.futures.Future[Any], list[WorkItem]], inline: list[WorkItem]
+) -> Iterator[tuple[WorkItem, CallResult, bool]]:
+    """Inline items first (computed here, in order), then calls as they complete.
+
+    Yields ``(item, result, shared)``: ``shared`` when the item reused the call of
+    an earlier item with the same key.
+    """
     for item in inline:
         started = time.perf_counter()
         try:
             value = item.call(*item.args)
-        except Exception as exc:  # a failing case is recorded, never fatal
-            yield item, CallResult(error=exc, ms=(time.perf_counter() - started) * 1000)
+        except BaseException as exc:  # a failing case is recorded, never fatal
+            yield item, CallResult(error=exc, ms=(time.perf_counter() - started) * 1000), False
             continue
-        yield item, CallResult(value=value, ms=(time.perf_counter() - started) * 1000)
+        yield item, CallResult(value=value, ms=(time.perf_counter() - started) * 1000), False
     for future in concurrent.futures.as_completed(pending):
-        yield pending[future], future.result()
+        if future.cancelled():
+            raise RunStoppedError("the run was stopped")
+        called = future.result()
+        for index, item in enumerate(pending[future]):
+            yield item, called, index > 0
 
 
 def _is_invalid_retrieval(error: BaseException | None) -> bool:
@@ -174,13 +203,16 @@ def _is_invalid_retrieval(error: BaseException | None) -> bool:
 
 def _describe(error: BaseException) -> str:
     """One line: the error and the deepest frame of the user's own code."""
+    if isinstance(error, (CallTimeoutError, CaseFailure)):
+        return str(error)
     frames = [
         frame for frame in traceback.extract_tb(error.__traceback__)
         if not _is_library(frame.filename)
     ]
     where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
     message = "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
-    return f"{type(error).__name__}: {message}{where}"
+    name = type(error).__name__
+    return f"{name}: {message}{where}" if message else f"{name}{where}"
 
 
 def _is_library(filename: str) -> bool:

@@ -8,11 +8,19 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from oloproof.comparison import Policy, compare_runs
-from oloproof.store import DECISIONS, ResultsStore, comparison_decisions, comparison_manifest
+from oloproof.records import DecisionRow
+from oloproof.store import DECISIONS, VALIDATIONS_DIR, ResultsStore, comparison_decisions, comparison_manifest
 from oloproof.tasks._identity import content_hash
 from oloproof.tasks._retry import retry_io_only
 
-__all__ = ["comparison_id_of", "compute_comparison", "find_comparison", "validated_judges", "write_comparison"]
+__all__ = [
+    "comparison_id_of",
+    "compute_comparison",
+    "decision_rows",
+    "find_comparison",
+    "validated_judges",
+    "write_comparison",
+]
 
 
 def comparison_id_of(candidate: dict[str, Any], baseline: dict[str, Any], policy: Policy | None,
@@ -40,7 +48,7 @@ def find_comparison(store: ResultsStore, comparison_id: str) -> dict[str, Any] |
 def validated_judges(store: ResultsStore) -> set[str]:
     """Spec hashes of LLM judges with a passing validation record (``validations/<hash>.json``)."""
     passed = set()
-    for relpath in store.list("validations"):
+    for relpath in store.list_paths(VALIDATIONS_DIR):
         if relpath.endswith(".json"):
             record = store.read_json(relpath)
             if record.get("passed") is True and record.get("spec_hash"):
@@ -55,13 +63,16 @@ def compute_comparison(candidate: dict[str, Any], baseline: dict[str, Any], poli
     return compare_runs(candidate, baseline, policy=policy, scope=scope, validated_judges=judges)
 
 
+def decision_rows(record: dict[str, Any]) -> list[DecisionRow]:
+    """One ``decisions`` row per rule decided in a comparison record."""
+    return [DecisionRow.pick(decision, comparison_id=record["comparison_id"]) for decision in record["decisions"]]
+
+
 @task(cache_policy=NO_CACHE, name="write-comparison", retries=3, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
 def write_comparison(store: ResultsStore, record: dict[str, Any]) -> str:
     """Write the decisions table, then the comparison manifest; returns the id."""
     hexid = record["comparison_id"].removeprefix("sha256:")
-    rows = [{"comparison_id": record["comparison_id"], **{k: d.get(k) for k in (
-        "rule", "criterion", "kind", "margin", "confidence", "verdict", "reason", "difference", "low", "high",
-        "paired")}} for d in record["decisions"]]
-    store.write_table(comparison_decisions(hexid), rows, DECISIONS)
+    rows = decision_rows(record)
+    store.write_table(comparison_decisions(hexid), [row.as_mapping() for row in rows], DECISIONS)
     store.write_json(comparison_manifest(hexid), record)
     return record["comparison_id"]

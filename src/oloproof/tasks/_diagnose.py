@@ -12,22 +12,31 @@ from prefect.cache_policies import NO_CACHE
 
 from oloproof._exceptions import UsageError
 from oloproof.diagnosis import implicated_factor, label_case, passed_cases
+from oloproof.records import DiagnosisLabelRow
 from oloproof.store import (
     DIAGNOSIS_LABELS,
     ResultsStore,
     diagnosis_labels,
     diagnosis_manifest,
+    diagnosis_request,
 )
 from oloproof.tasks._identity import content_hash
 from oloproof.tasks._records import read_run_records
 from oloproof.tasks._retry import retry_io_only
 
-__all__ = ["find_diagnosis", "label_failures", "load_parent_run", "request_path", "write_diagnosis"]
+__all__ = [
+    "find_diagnosis",
+    "label_failures",
+    "label_rows",
+    "load_parent_run",
+    "request_path",
+    "write_diagnosis",
+]
 
 
 def request_path(request: str) -> str:
     """Where a diagnosis request records the diagnosis that answered it."""
-    return f"diagnoses/requests/{request}.json"
+    return diagnosis_request(request)
 
 
 @task(cache_policy=NO_CACHE, name="find-diagnosis", retries=2, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
@@ -91,14 +100,17 @@ def diagnosis_id_of(record: dict[str, Any]) -> str:
     return "sha256:" + content_hash(content)
 
 
+def label_rows(record: dict[str, Any]) -> list[DiagnosisLabelRow]:
+    """One ``diagnosis_labels`` row per diagnosed case of a diagnosis record."""
+    return [DiagnosisLabelRow.pick(case, diagnosis_id=record["diagnosis_id"]) for case in record["cases"]]
+
+
 @task(cache_policy=NO_CACHE, name="write-diagnosis", retries=3, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
 def write_diagnosis(store: ResultsStore, record: dict[str, Any], request: str) -> str:
     """Write the labels, the diagnosis, then the request index; returns the id."""
     hexid = record["diagnosis_id"].removeprefix("sha256:")
-    rows = [{"diagnosis_id": record["diagnosis_id"], **{k: case.get(k) for k in (
-        "case_id", "label", "reason", "strength", "best_relevant_position", "control_passed",
-        "intervention_passed")}} for case in record["cases"]]
-    store.write_table(diagnosis_labels(hexid), rows, DIAGNOSIS_LABELS)
+    rows = label_rows(record)
+    store.write_table(diagnosis_labels(hexid), [row.as_mapping() for row in rows], DIAGNOSIS_LABELS)
     store.write_json(diagnosis_manifest(hexid), record)
     store.write_json(request_path(request), {"diagnosis_id": record["diagnosis_id"]})
     return record["diagnosis_id"]

@@ -46,6 +46,9 @@ class RunContext:
     run_id: str
     project_dir: str
     overrides: tuple[str, ...] = ()
+    """``--set`` settings applied over ``oloproof.yaml``."""
+    results: str | None = None
+    """The results store URL given on the command line (``--results``); the project's otherwise."""
     replay_from: str | None = None
     """A parent run whose recorded retrievals are replayed (no retriever calls)."""
     context_source: str = "assembled"
@@ -100,7 +103,7 @@ class RunEnvironment:
 
 def prepare_environment(context: RunContext) -> RunEnvironment:
     """Validate everything a run needs; raises before anything is written."""
-    project = load_project(context.project_dir, list(context.overrides))
+    project = load_project(context.project_dir, list(context.overrides), results=context.results)
     system = resolve_system(project)
     evaluators = build_evaluators(
         project.config.evaluators, rag=system.config.kind == "rag", error=project.error
@@ -130,7 +133,7 @@ def prepare_environment(context: RunContext) -> RunEnvironment:
         dataset=dataset,
         evaluators=evaluators,
         store=store,
-        executor=StageExecutor(project.config.max_concurrency),
+        executor=StageExecutor(project.config.max_concurrency, project.config.timeouts.seconds()),
         cases=cases,
     )
 

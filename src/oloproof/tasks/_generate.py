@@ -7,10 +7,9 @@ from typing import Any
 
 from prefect import task
 
-from oloproof._exceptions import SystemContractError
 from oloproof._system._passage import Passage
 from oloproof.tasks._batch import Batch
-from oloproof.tasks._cached import Outcome, WorkItem, passthrough, run_cached
+from oloproof.tasks._cached import CaseFailure, Outcome, WorkItem, passthrough, run_cached
 from oloproof.tasks._environment import RunContext, RunEnvironment, environment
 from oloproof.tasks._identity import generation_key
 from oloproof.tasks._policy import BatchIdentity
@@ -63,23 +62,31 @@ def generation_items(
 
 def _record(env: RunEnvironment, case_id: str, value: Any) -> dict[str, Any]:
     try:
-        output = json.loads(json.dumps(value))
-    except (TypeError, ValueError):
-        raise SystemContractError(
-            f"{env.system.config.object} returned a {type(value).__name__} for case {case_id!r}; "
-            "outputs must be JSON-serializable",
-            field="generate",
+        output = json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError, RecursionError):
+        # One odd output is that case's failure, not the run's.
+        raise CaseFailure(
+            f"{env.system.config.object} returned a value that is not JSON "
+            f"({_json_problem(value)}); outputs must be JSON-serializable"
         ) from None
     return {"output": output}
 
 
-def _identities(inputs: dict[str, Any]) -> list[str] | None:
+def _json_problem(value: Any) -> str:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as error:
+        return "; ".join(str(error).splitlines())
+    return type(value).__name__
+
+
+def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]] | None:
     env = environment(inputs["context"])
     if env.context.bypass_generation_cache:
         return None
     batch = inputs["batch"]
     items = env.keep_plan("generate", batch.case_ids, generation_items(env, batch, inputs["assemblies"]))
-    return [item.key for item in items]
+    return [(item.case_id, item.key) for item in items]
 
 
 @task(

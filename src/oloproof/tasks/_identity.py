@@ -16,8 +16,9 @@ equal inputs can never share a cached result.
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
+
+from oloproof._json import canonical_json
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -31,11 +32,6 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
-
-
-def canonical_json(value: Any) -> str:
-    """Serialize ``value`` deterministically (sorted keys, no whitespace)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def content_hash(value: Any) -> str:

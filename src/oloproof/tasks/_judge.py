@@ -94,10 +94,10 @@ def _row(evaluator: Evaluator, **values: Any) -> dict[str, Any]:
     return row
 
 
-def _identities(inputs: dict[str, Any]) -> list[str]:
+def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]]:
     env, batch = environment(inputs["context"]), inputs["batch"]
     items, _ = env.keep_plan("judge", batch.case_ids, _plan(env, inputs["results"]))
-    return [item.key for item in items]
+    return [(item.case_id, item.key) for item in items]
 
 
 @task(

@@ -6,58 +6,71 @@ while writing never looks complete to a reader.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, run_manifest, run_table
+from oloproof.records import CaseRow, ContextEntry, JudgmentRow, MetricRow, Record, RetrievalRow
+from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, TableSchema, run_manifest, run_table
 from oloproof.tasks._environment import RunContext, environment
 from oloproof.tasks._retry import retry_io_only
 
-__all__ = ["case_rows", "publish_report", "retrieval_rows", "write_run"]
+__all__ = ["case_rows", "judgment_rows", "metric_rows", "publish_report", "retrieval_rows", "write_run"]
+
+# A recorded context entry keeps where each passage came from, not its text
+# (the text is in the ``retrievals`` table).
+_CONTEXT_KEYS = tuple(ContextEntry.__annotations__)
 
 
 def case_rows(run_id: str, results: list[dict[str, Any]], facts: dict[str, dict[str, Any]],
-              cases: dict[str, Any]) -> Iterator[dict[str, Any]]:
+              cases: dict[str, Any]) -> Iterator[CaseRow]:
     """One ``cases`` row per case, one at a time (a large run never holds the table)."""
     for result in results:
         case = cases[result["case_id"]]
-        yield {
-            "run_id": run_id,
-            **{name: result.get(name) for name in (
-                "case_id", "status", "error_stage", "error", "execution_key", "retrieval_key",
-                "assembly_key", "generation_key", "query", "execution_hit", "retrieve_hit", "generate_hit",
-                "output", "retrieve_ms", "generate_ms")},
-            "input": case.input,
-            "expected": case.expected.model_dump(mode="json", exclude_none=True),
-            "metadata": case.metadata,
-            "context": [
-                {key: p.get(key) for key in ("doc_id", "chunk_id", "position", "tokens")}
-                for p in result.get("context") or []
-            ] if result.get("context") is not None else None,
-            "dropped": result.get("dropped"),
+        context = result.get("context")
+        yield CaseRow.pick(
+            result,
             **facts[result["case_id"]],
-        }
+            run_id=run_id,
+            input=case.input,
+            expected=case.expected.model_dump(mode="json", exclude_none=True),
+            metadata=case.metadata,
+            context=None if context is None else [
+                {key: p.get(key) for key in _CONTEXT_KEYS} for p in context
+            ],
+        )
 
 
 def retrieval_rows(run_id: str, results: list[dict[str, Any]], cases: dict[str, Any],
-                   top_k: int | None) -> Iterator[dict[str, Any]]:
+                   top_k: int | None) -> Iterator[RetrievalRow]:
     """One ``retrievals`` row per retrieved candidate, one at a time."""
     for result in results:
         grades = {u.doc_id: u.grade for u in cases[result["case_id"]].expected.relevant or []}
         kept = {p["position"] for p in result.get("context") or []}
         reasons = {p["position"]: p["reason"] for p in result.get("dropped") or []}
         for position, passage in enumerate(result.get("candidates") or [], start=1):
-            yield {
-                "run_id": run_id, "case_id": result["case_id"], "position": position,
-                "doc_id": passage["doc_id"], "chunk_id": passage.get("chunk_id"),
-                "score": passage.get("score"), "text": passage.get("text"),
-                "in_top_k": top_k is not None and position <= top_k,
-                "in_context": position in kept, "drop_reason": reasons.get(position),
-                "relevant_grade": grades.get(passage["doc_id"]),
-            }
+            yield RetrievalRow(
+                run_id=run_id, case_id=result["case_id"], position=position,
+                doc_id=passage["doc_id"], chunk_id=passage.get("chunk_id"),
+                score=passage.get("score"), text=passage.get("text"),
+                in_top_k=top_k is not None and position <= top_k,
+                in_context=position in kept, drop_reason=reasons.get(position),
+                relevant_grade=grades.get(passage["doc_id"]),
+            )
+
+
+def judgment_rows(run_id: str, judgments: list[dict[str, Any]]) -> Iterator[JudgmentRow]:
+    """One ``judgments`` row per settled judgment; a key the table lacks is an error."""
+    for judgment in judgments:
+        yield JudgmentRow(run_id=run_id, **judgment)
+
+
+def metric_rows(run_id: str, metrics: list[dict[str, Any]]) -> Iterator[MetricRow]:
+    """One ``metrics`` row per summarized metric; a key the table lacks is an error."""
+    for metric in metrics:
+        yield MetricRow(run_id=run_id, **metric)
 
 
 @task(cache_policy=NO_CACHE, name="write-run", task_run_name="write run {manifest[run_id]}", retries=3, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
@@ -67,14 +80,15 @@ def write_run(
     """Write the run's tables, then its manifest; returns the run id."""
     env = environment(context)
     run_id = manifest["run_id"]
-    tables = (
+    tables: tuple[tuple[TableSchema, Iterable[Record]], ...] = (
         (CASES, case_rows(run_id, results, summary["facts"], env.cases)),
         (RETRIEVALS, retrieval_rows(run_id, results, env.cases, env.system.config.top_k)),
-        (JUDGMENTS, ({"run_id": run_id, **row} for row in summary["judgments"])),
-        (METRICS, ({"run_id": run_id, **row} for row in summary["metrics"])),
+        (JUDGMENTS, judgment_rows(run_id, summary["judgments"])),
+        (METRICS, metric_rows(run_id, summary["metrics"])),
     )
     for schema, rows in tables:
-        env.store.write_table(run_table(run_id, schema.name), rows, schema)
+        mappings = (row.as_mapping() for row in rows)
+        env.store.write_table(run_table(run_id, schema.name), mappings, schema)
     env.store.write_json(run_manifest(run_id), manifest)
     return run_id
 

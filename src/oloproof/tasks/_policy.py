@@ -2,7 +2,11 @@
 
 Prefect's ``INPUTS`` policy would hash the task's inputs alone, so two stages
 with equal inputs would share a result; this key names the stage and the
-schema version, and is exactly the sorted set of per-case identity keys.
+schema version, and is exactly the set of ``(case id, identity key)`` pairs.
+
+The case ids belong in the key because a batch's result is keyed by case id:
+two batches whose cases have equal identities under other ids must share the
+*work* (through the per-case stage cache), never a result by id.
 """
 
 from __future__ import annotations
@@ -18,9 +22,10 @@ from oloproof.tasks._identity import SCHEMA_VERSION, content_hash
 
 __all__ = ["BATCH_FORMAT", "BatchIdentity"]
 
-IdentityFn = Callable[[dict[str, Any]], list[str] | None]
+IdentityFn = Callable[[dict[str, Any]], list[tuple[str, str]] | None]
+"""The task inputs to the batch's ``(case id, identity key)`` pairs, or ``None`` to bypass."""
 
-BATCH_FORMAT = 2
+BATCH_FORMAT = 3
 """Version of what a batch task returns; bumped whenever that shape changes, so a
 batch cached in an older shape is never replayed."""
 
@@ -41,8 +46,8 @@ class BatchIdentity(CachePolicy):
     ) -> str | None:
         if self.identities is None:
             return None
-        keys = self.identities(inputs)
-        if not keys:
+        pairs = self.identities(inputs)
+        if not pairs:
             return None  # nothing to compute, or caching bypassed on purpose
-        digest = content_hash({"stage": self.stage, "keys": sorted(keys)})
+        digest = content_hash({"stage": self.stage, "cases": sorted(pairs)})
         return f"oloproof-{self.stage}-v{SCHEMA_VERSION}.{BATCH_FORMAT}-{digest}"

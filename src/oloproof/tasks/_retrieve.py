@@ -83,12 +83,13 @@ def _record(env: RunEnvironment, case_id: str, value: Any, depth: int) -> dict[s
     }
 
 
-def _identities(inputs: dict[str, Any]) -> list[str] | None:
+def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]] | None:
     env = environment(inputs["context"])
     if env.recorded is not None:
         return None  # a replay is cheap and must reflect the re-ranker as it is now
     batch = inputs["batch"]
-    return [item.key for item in env.keep_plan("retrieve", batch.case_ids, retrieval_items(env, batch))]
+    items = env.keep_plan("retrieve", batch.case_ids, retrieval_items(env, batch))
+    return [(item.case_id, item.key) for item in items]
 
 
 @task(

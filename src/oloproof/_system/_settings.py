@@ -1,0 +1,88 @@
+"""The system's settings, each declared once.
+
+A setting's type, constraint and docstring live here. The decorators' keyword
+arguments, the ``system`` and ``system.rag`` sections of ``oloproof.yaml``, the
+resolved system configuration and the settings a diagnosis reproduces are all
+read from these models, so a new setting is one new field.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "REQUIRED",
+    "NameAndVersion",
+    "RagParameters",
+    "is_required",
+    "setting_paths",
+    "text_settings",
+]
+
+
+class _Required:
+    """The type of :data:`REQUIRED`."""
+
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED = _Required()
+"""``Annotated`` marker: a resolved system cannot do without this setting.
+
+Every setting is optional where it is written (the file or the decorator may
+give it); the merged value of a marked one must not be ``None``.
+"""
+
+
+class NameAndVersion(BaseModel):
+    """What names the system: ``system.name``/``system.version`` or a decorator's."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: Annotated[str | None, REQUIRED] = None
+    """The system's name, part of every stage identity."""
+
+    version: Annotated[str | None, REQUIRED] = None
+    """The system's version: part of generation identity, never of retrieval identity."""
+
+
+class RagParameters(BaseModel):
+    """How a staged system is run: ``system.rag`` or ``@rag_system``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    depth: Annotated[int | None, REQUIRED] = Field(default=None, ge=1)
+    """How many candidates ``retrieve`` is asked for (retrieval identity)."""
+
+    top_k: Annotated[int | None, REQUIRED] = Field(default=None, ge=1)
+    """How many of the first candidates may enter the context (not retrieval identity)."""
+
+    token_budget: int | None = Field(default=None, ge=1)
+    """The most tokens (by ``count_tokens``) the context may hold; ``None`` for no budget."""
+
+    index_version: Annotated[str | None, REQUIRED] = None
+    """The version of the index the retriever reads (retrieval identity)."""
+
+    retriever_version: str | None = None
+    """An optional version of the retriever code (retrieval identity)."""
+
+
+def is_required(model: type[BaseModel], name: str) -> bool:
+    """Whether the setting ``name`` of ``model`` is marked :data:`REQUIRED`."""
+    return any(item is REQUIRED for item in model.model_fields[name].metadata)
+
+
+def setting_paths() -> dict[str, tuple[str, ...]]:
+    """Each setting's key path in ``oloproof.yaml``, in declaration order."""
+    return {
+        **{name: ("system", name) for name in NameAndVersion.model_fields},
+        **{name: ("system", "rag", name) for name in RagParameters.model_fields},
+    }
+
+
+def text_settings(model: type[BaseModel]) -> tuple[str, ...]:
+    """The names of ``model``'s text settings (typed ``str | None``)."""
+    return tuple(name for name, field in model.model_fields.items() if field.annotation == str | None)

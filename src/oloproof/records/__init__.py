@@ -1,0 +1,47 @@
+"""Typed records of the results store: the rows of its tables and the run manifest.
+
+Each table's columns, their order and their DuckDB types are derived from its
+row model (see :mod:`oloproof.store`), so the model is the one declaration of a
+table::
+
+    from oloproof.records import MetricRow
+
+    row = MetricRow(run_id="run_01", criterion="answer_correct", kind="proportion",
+                    confidence=0.95, observed=0, missing=0, excluded=0, scored=True)
+"""
+
+from oloproof.records._base import Json, JsonObject, Record
+from oloproof.records._cases import CaseRow, ContextEntry, DroppedEntry
+from oloproof.records._decisions import DecisionRow
+from oloproof.records._diagnosis import DiagnosisLabelRow
+from oloproof.records._judgments import JudgmentRow
+from oloproof.records._manifest import (
+    CacheCount,
+    EvaluatorEntry,
+    RunCache,
+    RunManifest,
+    RunParent,
+    RunVariant,
+)
+from oloproof.records._metrics import MetricRow
+from oloproof.records._retrievals import RetrievalRow
+
+__all__ = [
+    "CacheCount",
+    "CaseRow",
+    "ContextEntry",
+    "DecisionRow",
+    "DiagnosisLabelRow",
+    "DroppedEntry",
+    "EvaluatorEntry",
+    "Json",
+    "JsonObject",
+    "JudgmentRow",
+    "MetricRow",
+    "Record",
+    "RetrievalRow",
+    "RunCache",
+    "RunManifest",
+    "RunParent",
+    "RunVariant",
+]

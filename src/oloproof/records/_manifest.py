@@ -1,0 +1,158 @@
+"""The manifest of a run, ``runs/<id>/run.json``: written last, it marks the run complete."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import JsonValue, field_serializer
+
+from oloproof.records._base import Record
+
+__all__ = ["CacheCount", "EvaluatorEntry", "RunCache", "RunManifest", "RunParent", "RunVariant"]
+
+
+class CacheCount(Record):
+    """Hits and misses of one cache over a run."""
+
+    hit: int
+    """Lookups answered by the cache."""
+
+    miss: int
+    """Lookups that had to compute."""
+
+
+class RunCache(Record):
+    """Cache hits and misses per cache: per case, and per case × criterion for judgments."""
+
+    execution: CacheCount
+    """The whole-execution cache."""
+
+    judgment: CacheCount
+    """The judgment cache."""
+
+    retrieve: CacheCount
+    """The retrieval stage cache, over cases whose retrieval ran."""
+
+    generate: CacheCount
+    """The generation stage cache, over cases whose generation ran."""
+
+
+class EvaluatorEntry(Record):
+    """One evaluator the run judged with."""
+
+    criterion: str
+    """The criterion (metric name) it reports."""
+
+    kind: Literal["proportion", "mean"]
+    """``proportion`` for pass/fail criteria, ``mean`` for scores in [0, 1]."""
+
+    llm_judge: bool
+    """Whether it is an LLM judge (whose rules need a passing validation)."""
+
+    spec: dict[str, JsonValue]
+    """Its full spec: type, version and every option."""
+
+    spec_hash: str
+    """Hash of the spec, as in the ``judgments`` table."""
+
+
+class RunVariant(Record):
+    """How the run departed from a plain run of the system (diagnosis and replay)."""
+
+    context_source: Literal["assembled", "gold"]
+    """``assembled`` from the retrieval, or ``gold`` from ``expected.gold_context``."""
+
+    replay_from: str | None = None
+    """The run whose recorded retrievals were replayed."""
+
+    reranker: str | None = None
+    """``module:function`` applied to replayed candidates."""
+
+    bypass_generation_cache: bool = False
+    """Whether generation was re-executed even when cached."""
+
+    case_ids: list[str] | None = None
+    """The only cases run; ``None`` for the whole dataset."""
+
+
+class RunParent(Record):
+    """What a child run was run for: one re-execution of a diagnosis."""
+
+    run_id: str
+    """The diagnosed (parent) run."""
+
+    diagnosis_request: str
+    """The diagnosis request the child run answers."""
+
+    role: str
+    """Which re-execution it is, e.g. ``control`` or ``gold context``."""
+
+
+class RunManifest(Record):
+    """What a complete run was: the system, the dataset, the evaluators and the settings.
+
+    Timestamps keep Python's ISO-8601 text (``+00:00``), as readers of
+    ``run.json`` have always seen them.
+    """
+
+    run_id: str
+    """The run's id, ``run_<ULID>``."""
+
+    status: Literal["complete"]
+    """Always ``complete``: a run without a manifest never finished."""
+
+    created_at: datetime
+    """When the run started (UTC)."""
+
+    finished_at: datetime
+    """When its tables were written (UTC)."""
+
+    project: str
+    """The project folder the run was configured from."""
+
+    system: dict[str, JsonValue]
+    """The system's identity: kind, object, name, version and retrieval settings."""
+
+    system_name: str
+    """The system's name."""
+
+    system_version: str
+    """The system's version."""
+
+    index_version: str | None = None
+    """The version of the index the retriever read, when the project names one."""
+
+    dataset: str
+    """The dataset's URL."""
+
+    dataset_sha256: str
+    """SHA-256 of the dataset file's bytes when the run read it."""
+
+    case_count: int
+    """How many cases the run evaluated."""
+
+    evaluators: list[EvaluatorEntry]
+    """The evaluators, in report order."""
+
+    slices: list[str]
+    """The slices the metrics are broken down by."""
+
+    min_slice_support: int
+    """Slice values observed on fewer cases are listed, not scored."""
+
+    confidence: float
+    """The intervals' confidence level."""
+
+    cache: RunCache
+    """Cache hits and misses."""
+
+    variant: RunVariant
+    """How the run departed from a plain run."""
+
+    parent: RunParent | None = None
+    """What a child run was run for; ``None`` for a top-level run."""
+
+    @field_serializer("created_at", "finished_at")
+    def _iso(self, value: datetime) -> str:
+        return value.isoformat()

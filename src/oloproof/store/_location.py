@@ -1,0 +1,163 @@
+"""Where a results store is: its URL, fsspec filesystem and root.
+
+A store is addressed by a URL: a local path (the default, e.g.
+``/abs/project/.oloproof/results``) or any fsspec URL such as
+``s3://bucket/prefix`` or ``memory://x``. Credentials and endpoints come from
+the environment (``AWS_*`` variables, read by s3fs itself) or from
+``storage_options``; they are held in memory only and never written to the store.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import AbstractContextManager
+from typing import Any
+
+import fsspec
+from fsspec.core import split_protocol, url_to_fs
+from fsspec.implementations.local import LocalFileSystem
+
+from oloproof._exceptions import ConfigError, StoreError
+from oloproof.store import _layout
+from oloproof.store._errors import endpoint_of, guard, one_line
+
+__all__ = ["StoreLocation"]
+
+_CACHED_LISTING_PROTOCOLS = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl"})
+
+
+class StoreLocation:
+    """The filesystem and root of a store at a local path or fsspec URL.
+
+    Args:
+        url: A local path or an fsspec URL (``s3://bucket/prefix``, ``memory://x``).
+        storage_options: Options for the fsspec filesystem (``endpoint_url``,
+            ``key``, ``secret``, ``client_kwargs``, ``config_kwargs``, ...).
+            They are never written into the store.
+
+    Attributes:
+        url: The URL the store was opened with.
+        fs: The fsspec filesystem.
+        root: The store's root path inside ``fs``.
+        is_local: Whether ``fs`` is the local filesystem.
+        endpoint: The custom object-store endpoint, named in errors, or None.
+
+    Raises:
+        ConfigError: The URL names an unknown protocol or the options are invalid.
+    """
+
+    def __init__(self, url: str, storage_options: dict[str, Any] | None = None) -> None:
+        if not isinstance(url, str) or not url.strip():
+            raise ConfigError("the results store URL must be a non-empty string", path=str(url))
+        options = dict(storage_options or {})
+        protocol, _ = split_protocol(url)
+        if protocol in _CACHED_LISTING_PROTOCOLS:
+            # Other processes add objects at any time: never trust a cached listing.
+            options.setdefault("use_listings_cache", False)
+        try:
+            fs, root = url_to_fs(url, skip_instance_cache=True, **options)
+        except (ValueError, TypeError, ImportError) as error:
+            raise ConfigError(
+                f"cannot open the results store: {one_line(error)}", path=url
+            ) from error
+        self.url = url
+        self.fs: fsspec.AbstractFileSystem = fs
+        self.root: str = root.rstrip("/") or root
+        self.is_local = isinstance(fs, LocalFileSystem)
+        self.endpoint = None if self.is_local else endpoint_of(options)
+
+    def __repr__(self) -> str:
+        return f"StoreLocation({self.url!r})"
+
+    def full_path(self, relpath: str) -> str:
+        """The path inside :attr:`fs` of a path relative to the store root.
+
+        Raises:
+            StoreError: The path is not a valid relative path.
+        """
+        relpath = _layout.validate_relpath(relpath)
+        if self.is_local:
+            return os.path.join(self.root, *relpath.split("/"))
+        return f"{self.root.rstrip('/')}/{relpath}"
+
+    def url_for(self, relpath: str = "") -> str:
+        """The URL of a path relative to the store root (the root itself for ``""``)."""
+        if not relpath:
+            return self.url
+        return f"{self.url.rstrip('/')}/{_layout.validate_relpath(relpath)}"
+
+    def guard(
+        self, action: str, relpath: str = "", *, missing_is_lookup: bool = True
+    ) -> AbstractContextManager[None]:
+        """A block whose filesystem errors become one :class:`StoreError`.
+
+        Args:
+            action: What the block does, e.g. ``"read"``; starts the message.
+            relpath: The path the block is about; ``""`` is the store itself.
+            missing_is_lookup: Whether a missing object means
+                :class:`NotFoundError` (reads) rather than a missing bucket or
+                directory (writes, listings).
+        """
+        return guard(
+            url=self.url_for(relpath),
+            action=action,
+            endpoint=self.endpoint,
+            missing_is_lookup=missing_is_lookup,
+        )
+
+    def check_writable(self) -> None:
+        """Check that the store can be written, before any work is done.
+
+        Locally, the root must be (or be creatable as) a writable directory.
+        On S3 the bucket must exist and the credentials must be accepted; the
+        endpoint must answer.
+
+        Raises:
+            StoreError: One clear error naming the URL and what is wrong.
+        """
+        if self.is_local:
+            self._check_local_writable()
+            return
+        protocol = self.fs.protocol if isinstance(self.fs.protocol, str) else self.fs.protocol[0]
+        with self.guard("write to the results store", missing_is_lookup=False):
+            if protocol in ("s3", "s3a"):
+                self._check_bucket()
+            else:
+                try:
+                    self.fs.ls(self.root, detail=False)
+                except FileNotFoundError:
+                    pass  # a missing prefix is created by the first write
+
+    def _check_bucket(self) -> None:
+        bucket = self.root.split("/", 1)[0]
+        if not bucket:
+            raise StoreError("the URL names no bucket", path=self.url)
+        try:
+            # Asks for the bucket itself, so that a wrong key or a missing
+            # bucket shows now rather than at the end of a run.
+            self.fs.call_s3("head_bucket", Bucket=bucket)
+        except FileNotFoundError as error:
+            raise StoreError(
+                f"cannot write to the results store: bucket {bucket!r} does not exist",
+                path=self.url,
+            ) from error
+
+    def _check_local_writable(self) -> None:
+        # The root is created by the first write; what must be writable is its
+        # nearest existing ancestor.
+        path = self.root
+        while not os.path.exists(path):
+            parent = os.path.dirname(path)
+            if parent == path:
+                break
+            path = parent
+        if not os.path.isdir(path):
+            raise StoreError(
+                f"cannot write to the results store: {path} exists and is not a directory",
+                path=self.url,
+            )
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise StoreError(
+                f"cannot write to the results store: directory {path} is not writable",
+                path=self.url,
+            )

@@ -1,0 +1,63 @@
+"""Parquet tables, on their own."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from oloproof._exceptions import NotFoundError, StoreError
+from oloproof.store import ObjectStore, StoreLocation, TableSchema, TableStore
+from oloproof.store._tables import decode_parquet
+
+SCHEMA = TableSchema("t", (("id", "VARCHAR"), ("n", "BIGINT"), ("doc", "JSON")))
+
+
+@pytest.fixture(params=["local", "memory"])
+def tables(request, tmp_path) -> TableStore:
+    if request.param == "local":
+        url = str(tmp_path / "results")
+    else:
+        url = f"memory://oloproof-{uuid.uuid4().hex}/results"
+    return TableStore(ObjectStore(StoreLocation(url)))
+
+
+def test_rows_from_a_generator_round_trip(tables):
+    rows = ({"id": f"r{i}", "n": i, "doc": {"i": [i]}} for i in range(3))
+    tables.write_table("x/t.parquet", rows, SCHEMA)
+    assert tables.read_table("x/t.parquet") == [
+        {"id": f"r{i}", "n": i, "doc": {"i": [i]}} for i in range(3)
+    ]
+
+
+def test_json_columns_are_known_from_the_file_itself(tmp_path):
+    tables = TableStore(ObjectStore(StoreLocation(str(tmp_path))))
+    tables.write_table("t.parquet", [{"id": "a", "doc": [1, "é"]}], SCHEMA)
+    assert decode_parquet(str(tmp_path / "t.parquet")) == [{"id": "a", "n": None, "doc": [1, "é"]}]
+
+
+def test_a_row_that_does_not_fit_names_the_table_url(tables):
+    with pytest.raises(StoreError, match="unknown column") as caught:
+        tables.write_table("x/t.parquet", [{"nope": 1}], SCHEMA)
+    assert caught.value.path == tables.objects.location.url_for("x/t.parquet")
+    assert caught.value.field == "t"
+    assert not tables.objects.exists("x/t.parquet")
+
+
+def test_a_value_with_no_json_form_names_the_table_url(tables):
+    with pytest.raises(StoreError, match="not JSON-serialisable") as caught:
+        tables.write_table("x/t.parquet", [{"doc": {"x": object()}}], SCHEMA)
+    assert caught.value.path == tables.objects.location.url_for("x/t.parquet")
+
+
+def test_a_file_that_is_not_parquet_names_its_url(tables):
+    tables.objects.write_bytes("x/t.parquet", b"not parquet")
+    with pytest.raises(StoreError, match="cannot read table") as caught:
+        tables.read_table("x/t.parquet")
+    assert caught.value.path == tables.objects.location.url_for("x/t.parquet")
+
+
+def test_a_missing_table_is_not_found(tables):
+    with pytest.raises(NotFoundError) as caught:
+        tables.read_table("x/none.parquet")
+    assert caught.value.path == tables.objects.location.url_for("x/none.parquet")
