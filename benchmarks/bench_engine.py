@@ -295,18 +295,20 @@ def _child_main(argv: list[str]) -> int:
         def prepare_environment(*args: Any, **kwargs: Any) -> Any:
             marks["prepare_begin"] = now()
             try:
-                return original(*args, **kwargs)
+                env = original(*args, **kwargs)
             finally:
                 marks["prepare_end"] = now()
+            env.on_progress = progress
+            return env
 
         module.prepare_environment = prepare_environment
-        module.add_progress_hook(progress)
 
     def patch_flows(module: Any) -> None:
         import functools
 
-        flow = module.evaluate
-        body = flow.fn
+        import oloproof.flows._run as run
+
+        body = run.run_stages
 
         @functools.wraps(body)
         def timed_body(*args: Any, **kwargs: Any) -> Any:
@@ -316,22 +318,18 @@ def _child_main(argv: list[str]) -> int:
             finally:
                 marks["flow_body_end"] = now()
 
-        flow.fn = timed_body
+        run.run_stages = timed_body
+        call = run.PreparedRun.__call__
 
-        class TimedFlow:
-            """Stands in for the ``evaluate`` flow object; times each call."""
+        @functools.wraps(call)
+        def timed_call(self: Any, **options: Any) -> Any:
+            marks["evaluate_begin"] = now()
+            try:
+                return call(self, **options)
+            finally:
+                marks["evaluate_end"] = now()
 
-            def __getattr__(self, name: str) -> Any:
-                return getattr(flow, name)
-
-            def __call__(self, *args: Any, **kwargs: Any) -> Any:
-                marks["evaluate_begin"] = now()
-                try:
-                    return flow(*args, **kwargs)
-                finally:
-                    marks["evaluate_end"] = now()
-
-        module.evaluate = TimedFlow()
+        run.PreparedRun.__call__ = timed_call
 
     sys.meta_path.insert(0, _PostImportHook("prefect.server.api.server", patch_server, imports))
     sys.meta_path.insert(0, _PostImportHook("oloproof.tasks", patch_tasks))

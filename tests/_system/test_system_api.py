@@ -11,7 +11,7 @@ from oloproof import Passage, Retrieval, rag_system, system
 from oloproof._exceptions import ConfigError
 from oloproof._system._decorators import DECLARATION_ATTRIBUTE, SystemDeclaration
 from oloproof._system._resolve import resolve_system
-from oloproof.config import load_project
+from oloproof.config import load_project, parse_overrides
 
 # --- Passage and Retrieval ----------------------------------------------------
 
@@ -186,7 +186,7 @@ def test_the_file_and_set_override_the_decorator(tmp_path):
           index_version: idx-file
         """,
     )
-    config = resolve_system(load_project(directory, ["system.rag.depth=4", "system.version=v9"])).config
+    config = resolve_system(load_project(directory, parse_overrides(["system.rag.depth=4", "system.version=v9"]))).config
     assert (config.name, config.version, config.depth, config.top_k, config.index_version) == (
         "from-file",
         "v9",
@@ -210,7 +210,7 @@ def test_token_budget_needs_count_tokens(tmp_path):
     directory = project_with(tmp_path, "sysapi_mod_d", "rag: {object: sysapi_mod_d:NoCount}")
     assert resolve_system(load_project(directory)).config.token_budget is None
     with pytest.raises(ConfigError) as raised:
-        resolve_system(load_project(directory, ["system.rag.token_budget=50"]))
+        resolve_system(load_project(directory, parse_overrides(["system.rag.token_budget=50"])))
     assert str(raised.value) == (
         "--set: field 'system.rag.token_budget': a token_budget needs a count_tokens(passage) "
         "method on the system (Oloproof never estimates tokens)"
@@ -224,7 +224,7 @@ def test_missing_required_settings_are_named(tmp_path):
     assert raised.value.field == "system.version"
     assert raised.value.message == "required: set it in oloproof.yaml or in the system's decorator"
     with pytest.raises(ConfigError) as raised:
-        resolve_system(load_project(directory, ["system.version=1"]))
+        resolve_system(load_project(directory, parse_overrides(["system.version=1"])))
     assert raised.value.field == "system.rag.depth"
 
 
@@ -247,7 +247,7 @@ def test_plain_system_resolves_and_rejects_a_class(tmp_path):
     }
     assert handle.generate("x") == {"answer": "x"}
     with pytest.raises(ConfigError) as raised:
-        resolve_system(load_project(directory, ["system.object=sysapi_mod_g:Counted"]))
+        resolve_system(load_project(directory, parse_overrides(["system.object=sysapi_mod_g:Counted"])))
     assert raised.value.message == "system.object must be a function input -> output"
 
 
@@ -263,7 +263,7 @@ def test_bad_object_specs(tmp_path):
     }
     for spec, message in cases.items():
         with pytest.raises(ConfigError) as raised:
-            resolve_system(load_project(directory, [f"system.object={spec}"]))
+            resolve_system(load_project(directory, parse_overrides([f"system.object={spec}"])))
         assert str(raised.value) == f"--set: field 'system.object': {message}"
 
 
@@ -298,7 +298,7 @@ def test_two_projects_with_the_same_module_name_each_get_their_own(tmp_path):
 def test_an_explicit_null_switches_off_a_declared_token_budget(tmp_path):
     directory = project_with(tmp_path, "sysapi_mod_j", "rag: {object: sysapi_mod_j:Counted}")
     assert resolve_system(load_project(directory)).config.token_budget == 30
-    config = resolve_system(load_project(directory, ["system.rag.token_budget=null"])).config
+    config = resolve_system(load_project(directory, parse_overrides(["system.rag.token_budget=null"]))).config
     assert config.token_budget is None
 
 
@@ -313,7 +313,7 @@ def test_a_missing_required_setting_names_file_line_and_field(tmp_path):
         "required: set it in oloproof.yaml or in the system's decorator"
     )
     with pytest.raises(ConfigError) as raised:
-        resolve_system(load_project(directory, ["system.rag.index_version=i", "system.rag.depth=null"]))
+        resolve_system(load_project(directory, parse_overrides(["system.rag.index_version=i", "system.rag.depth=null"])))
     assert str(raised.value) == (
         "--set: field 'system.rag.depth': required: set it in oloproof.yaml or in the system's decorator"
     )

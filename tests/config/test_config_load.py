@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from oloproof._exceptions import ConfigError
-from oloproof.config import apply_overrides, load_project, parse_override
+from oloproof.config import apply_settings, load_project, parse_override, parse_overrides
 
 YAML = """\
 system:
@@ -50,7 +50,7 @@ def test_load_accepts_the_file_path_itself(tmp_path):
 
 def test_remote_urls_are_kept(tmp_path):
     write(tmp_path, YAML + "results: s3://bucket/prefix\n")
-    project = load_project(tmp_path, ["dataset=s3://bucket/cases.jsonl"])
+    project = load_project(tmp_path, parse_overrides(["dataset=s3://bucket/cases.jsonl"]))
     assert project.results_url == "s3://bucket/prefix"
     assert project.dataset_url == "s3://bucket/cases.jsonl"
 
@@ -58,7 +58,7 @@ def test_remote_urls_are_kept(tmp_path):
 def test_overrides_are_yaml_typed_and_win(tmp_path):
     project = load_project(
         write(tmp_path),
-        ["system.rag.token_budget=120", "system.rag.index_version=kb-2", "system.version=v2", "confidence=0.9"],
+        parse_overrides(["system.rag.token_budget=120", "system.rag.index_version=kb-2", "system.version=v2", "confidence=0.9"]),
     )
     rag = project.config.system.rag
     assert (rag.token_budget, rag.index_version) == (120, "kb-2")
@@ -81,20 +81,37 @@ def test_parse_override():
         assert raised.value.message == f"invalid override {bad!r}: expected key.path=value"
 
 
-def test_apply_overrides_creates_mappings_and_refuses_scalars():
+def test_parse_overrides_keeps_the_last_value_of_a_repeated_key():
+    assert parse_overrides(["a.b=1", "c=x", "a.b=2"]) == {"c": "x", "a.b": 2}
+    assert list(parse_overrides(["a.b=1", "c=x", "a.b=2"])) == ["c", "a.b"]
+
+
+def test_settings_are_values_never_parsed_again(tmp_path):
+    # A value given as a value stays the value: text that looks like YAML is not read.
+    project = load_project(write(tmp_path), {"system.version": "[1, 2]", "results": "s3://b/p?x=1"})
+    assert project.config.system.version == "[1, 2]"
+    assert project.results_url == "s3://b/p?x=1"
+
+
+def test_a_results_url_replaces_the_files_as_given(tmp_path):
+    project = load_project(write(tmp_path, YAML + "results: s3://bucket/prefix\n"), results="s3://other/x: y")
+    assert project.results_url == "s3://other/x: y"
+
+
+def test_apply_settings_creates_mappings_and_refuses_scalars():
     data = {"system": {"name": "x"}, "dataset": "c.jsonl"}
-    result, touched = apply_overrides(data, ["system.rag.top_k=3"])
+    result, touched = apply_settings(data, {"system.rag.top_k": 3})
     assert result["system"] == {"name": "x", "rag": {"top_k": 3}}
     assert data == {"system": {"name": "x"}, "dataset": "c.jsonl"}  # the input is not changed
     assert touched == {"system.rag.top_k"}
     with pytest.raises(ConfigError) as raised:
-        apply_overrides(data, ["dataset.path=x"])
+        apply_settings(data, {"dataset.path": "x"})
     assert str(raised.value) == "--set: field 'dataset.path': cannot set dataset.path: dataset is not a mapping"
 
 
 def test_a_bad_override_value_names_set_and_the_field(tmp_path):
     with pytest.raises(ConfigError) as raised:
-        load_project(write(tmp_path), ["system.rag.top_k=abc"])
+        load_project(write(tmp_path), parse_overrides(["system.rag.top_k=abc"]))
     assert str(raised.value) == (
         "--set: field 'system.rag.top_k': Input should be a valid integer, "
         "unable to parse string as an integer (got 'abc')"
@@ -160,11 +177,11 @@ def test_an_empty_file_reports_the_missing_fields(tmp_path):
 
 
 def test_error_points_at_set_only_for_overridden_fields(tmp_path):
-    project = load_project(write(tmp_path), ["system.rag.top_k=1"])
+    project = load_project(write(tmp_path), parse_overrides(["system.rag.top_k=1"]))
     assert str(project.error("bad", ("system", "rag", "top_k"))) == "--set: field 'system.rag.top_k': bad"
     assert str(project.error("bad", ("system", "rag", "depth"))) == (
         f"{tmp_path / 'oloproof.yaml'}:6: field 'system.rag.depth': bad"
     )
     # A location below an overridden key is the override's too.
-    project = load_project(tmp_path, ["system.rag={object: app:Rag, depth: 3, top_k: 1, index_version: i}"])
+    project = load_project(tmp_path, parse_overrides(["system.rag={object: app:Rag, depth: 3, top_k: 1, index_version: i}"]))
     assert str(project.error("bad", ("system", "rag", "depth"))) == "--set: field 'system.rag.depth': bad"

@@ -28,6 +28,24 @@ CLI = [sys.executable, "-m", "oloproof._cli.main"]
 CASES = 16
 CRITERIA = ("answer_correct", "hit_rate_at_2", "citations_valid")
 
+
+def _load_e2e_helpers() -> Any:
+    """This folder's ``conftest.py``, loaded by path.
+
+    Several test folders have a ``conftest`` module, so the name does not reliably
+    import this one.
+    """
+    name = "_oloproof_e2e_helpers"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("conftest.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up while it executes
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+_helpers = _load_e2e_helpers()
+
 CONFIG = """\
 system:
   name: twin-rag
@@ -118,24 +136,6 @@ def _write_project(root: Path) -> Path:
     return root
 
 
-def _load_e2e_helpers() -> Any:
-    """This folder's ``conftest.py``, loaded by path.
-
-    Several test folders have a ``conftest`` module, so the name does not reliably
-    import this one.
-    """
-    name = "_oloproof_e2e_helpers"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("conftest.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up while it executes
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-_helpers = _load_e2e_helpers()
-
-
 def _run_together(project: Path, url: str, envs: list[dict[str, str]], logs: Path,
                   *extra: str) -> list[dict[str, Any]]:
     """Start one ``oloproof run --json`` per environment at once; wait for all; their reports."""
@@ -165,10 +165,15 @@ def _query(olo: Callable[..., Any], env: dict[str, str], url: str, sql: str, *pa
     return json.loads(done.stdout)
 
 
+_COUNTS_SQL = (
+    "SELECT r.run_id, r.status, (SELECT count(*) FROM cases c WHERE c.run_id = r.run_id) AS cases, "
+    "(SELECT count(*) FROM judgments j WHERE j.run_id = r.run_id) AS judgments FROM runs r"
+)
+"""Each complete run with how many case and judgment rows are its own."""
+
 _RECORDS_SQL = {
     "cases": "SELECT run_id, case_id, status, error, execution_key, retrieval_key, assembly_key, generation_key, "
-    "output, "
-    "context, dropped, relevant_position FROM cases ORDER BY run_id, case_id",
+    "output, context, dropped, relevant_position FROM cases ORDER BY run_id, case_id",
     "judgments": "SELECT run_id, case_id, criterion, status, reason, value, passed, detail, judgment_key "
     "FROM judgments ORDER BY run_id, case_id, criterion",
     "metrics": "SELECT run_id, criterion, slice, slice_value, estimate, low, high, method, observed, successes, "
@@ -213,8 +218,8 @@ def _assert_whole_records(store: _Store, cases: list[dict[str, Any]]) -> None:
         assert isinstance(record, dict), path
         assert parts[3].startswith(parts[2]), path  # cache/<stage>/<kk>/<kk...>.json
         by_stage.setdefault(parts[1], {})[parts[3].removesuffix(".json")] = record
-    stages = (("execute", "execution"), ("retrieve", "retrieval"), ("assemble", "assembly"), ("generate", "generation"))
-    keys = {stage: {row[f"{column}_key"] for row in cases} for stage, column in stages}
+    columns = {"execute": "execution", "retrieve": "retrieval", "assemble": "assembly", "generate": "generation"}
+    keys = {stage: {row[f"{column}_key"] for row in cases} for stage, column in columns.items()}
     for stage, expected in keys.items():
         assert set(by_stage.get(stage, {})) == expected, stage
     assert len(by_stage.get("judge", {})) == CASES * len(CRITERIA)
@@ -261,9 +266,7 @@ def test_two_runs_at_once_on_one_store(store_url, machine, olo, tmp_path):
     listed = olo("runs", "--results", url, "--json", env=reader, timeout=120)
     assert listed.returncode == 0, listed.stderr[-2000:]
     assert {row["run_id"] for row in json.loads(listed.stdout)} == ids
-    counts = _query(olo, reader, url,
-                    "SELECT r.run_id, r.status, (SELECT count(*) FROM cases c WHERE c.run_id = r.run_id) AS cases, "
-                    "(SELECT count(*) FROM judgments j WHERE j.run_id = r.run_id) AS judgments FROM runs r")  # fmt: skip
+    counts = _query(olo, reader, url, _COUNTS_SQL)
     assert {(r["run_id"], r["status"], r["cases"], r["judgments"]) for r in counts} == {
         (run_id, "complete", CASES, CASES * len(CRITERIA)) for run_id in ids
     }

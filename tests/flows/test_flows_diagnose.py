@@ -1,12 +1,14 @@
-"""The diagnose flow's parts that run without Prefect.
+"""The diagnose flows' parts that run without Prefect.
 
-Covers ``parent_overrides`` (the exact ``--set`` list that reproduces a parent run,
-each value surviving the override parser unchanged), ``check_request``'s refusals
-(non-RAG runs, a bad or too large ``--top-k``, a missing or unimportable
-``--reranker``), the request identity the flow looks a diagnosis up by (a stray
-option of another intervention never takes part), its refusal of an unknown
-intervention, and how a child run and a replay are put together (the child run
-flow and the store replaced by stand-ins, so no flow runs).
+Covers ``parent_settings`` (the settings that reproduce a parent run, nulls
+included), ``check_request``'s refusals (non-RAG runs, a bad or too large
+``--top-k``, a missing or unimportable ``--reranker``), the request
+(``diagnosis_request`` and ``DiagnosisRequest``: an unknown intervention refused,
+a stray option of another intervention never kept, the identity a recorded
+diagnosis is found by), the deployment flow's lookup of an existing diagnosis,
+how a child run's request is built and how a replay's verdicts are merged with
+the gold-context labels. Child runs, environments and the store are replaced by
+stand-ins, so no flow runs.
 """
 
 from __future__ import annotations
@@ -16,58 +18,79 @@ import uuid
 from types import SimpleNamespace
 
 import pytest
+from pydantic import ValidationError
 
 from oloproof._exceptions import ConfigError, UsageError
-from oloproof.config._load import parse_override
-from oloproof.flows import INTERVENTIONS
-from oloproof.flows import _diagnose
-from oloproof.flows._diagnose import check_request, diagnose, parent_overrides
+from oloproof.flows import INTERVENTIONS, _diagnose
+from oloproof.flows._diagnose import (
+    DiagnosisRequest,
+    PreparedDiagnosis,
+    check_request,
+    diagnose,
+    diagnosis_request,
+    parent_settings,
+)
 from oloproof.store import run_table
+from oloproof.tasks import RunRequest
 from oloproof.tasks._identity import content_hash
 
 SYSTEM = {"kind": "rag", "name": "support-rag", "version": "slice-b-example", "depth": 6, "top_k": 2,
           "token_budget": 40, "index_version": "kb-2026-09-16"}
 
 
-def _manifest(tmp_path=None, **system):
-    return {"run_id": "run_PARENT", "project": str(tmp_path or "/projects/support_rag"),
-            "dataset": "/projects/support_rag/cases.jsonl", "system": {**SYSTEM, **system}}
+def _manifest(project="/projects/support_rag", **system):
+    return {"run_id": "run_PARENT", "project": str(project), "dataset": "/projects/support_rag/cases.jsonl",
+            "system": {**SYSTEM, **system}}
 
 
-def _parent(tmp_path=None, **system):
-    return {"manifest": _manifest(tmp_path, **system), "judgments": [], "cases": []}
+def _parent(project="/projects/support_rag", **system):
+    return {"manifest": _manifest(project, **system), "judgments": [], "cases": []}
 
 
-# -- parent_overrides ---------------------------------------------------------------------
+class _Store:
+    """Stands in for a results store: a URL and the tables it was asked for."""
+
+    url = "/stores/results"
+
+    def __init__(self, tables=None):
+        self.tables = tables or {}
+        self.read = []
+
+    def read_table(self, path):
+        self.read.append(path)
+        return self.tables.get(path, [])
 
 
-def test_parent_overrides_reproduce_system_dataset_and_store():
-    assert parent_overrides(_manifest(), "/stores/results") == [
-        'system.name="support-rag"',
-        'system.version="slice-b-example"',
-        "system.rag.depth=6",
-        "system.rag.top_k=2",
-        "system.rag.token_budget=40",
-        'system.rag.index_version="kb-2026-09-16"',
-        "system.rag.retriever_version=null",
-        'dataset="/projects/support_rag/cases.jsonl"',
-        'results="/stores/results"',
-    ]
+def _request(intervention="gold-context", **fields):
+    return DiagnosisRequest(run_id="run_PARENT", intervention=intervention, criterion="answer_correct",
+                            results="/stores/results", **fields)
 
 
-def test_parent_overrides_carry_a_retriever_version_and_a_null_budget():
-    overrides = parent_overrides(_manifest(token_budget=None, retriever_version="r-7"), "s3://bucket/results")
-    assert "system.rag.token_budget=null" in overrides
-    assert 'system.rag.retriever_version="r-7"' in overrides
-    assert overrides[-1] == 'results="s3://bucket/results"'
+# -- parent_settings ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", ["1.10", "010", "yes", "null", "2026-09-16", "a #b", "x: y", "[1]", "café"])
-def test_every_parent_value_survives_the_override_parser(text):
-    manifest = {**_manifest(name=text, version=text, index_version=text), "dataset": text}
-    parsed = {".".join(keys): value for keys, value in map(parse_override, parent_overrides(manifest, text))}
-    for key in ("system.name", "system.version", "system.rag.index_version", "dataset", "results"):
-        assert parsed[key] == text
+def test_parent_settings_reproduce_the_system_and_dataset():
+    assert parent_settings(_manifest()) == {
+        "system.name": "support-rag",
+        "system.version": "slice-b-example",
+        "system.rag.depth": 6,
+        "system.rag.top_k": 2,
+        "system.rag.token_budget": 40,
+        "system.rag.index_version": "kb-2026-09-16",
+        "system.rag.retriever_version": None,
+        "dataset": "/projects/support_rag/cases.jsonl",
+    }
+
+
+def test_a_setting_the_parent_had_switched_off_stays_off():
+    settings = parent_settings(_manifest(token_budget=None, retriever_version="r-7"))
+    assert settings["system.rag.token_budget"] is None
+    assert settings["system.rag.retriever_version"] == "r-7"
+
+
+def test_parent_values_are_kept_as_values_never_as_text():
+    settings = parent_settings(_manifest(version="1.10", index_version="010"))
+    assert (settings["system.version"], settings["system.rag.index_version"]) == ("1.10", "010")
 
 
 # -- check_request ------------------------------------------------------------------------
@@ -145,132 +168,205 @@ def test_an_unusable_reranker_is_refused_naming_the_option(tmp_path, reranker_mo
     assert caught.value.message.startswith(message.format(module=reranker_module))
 
 
+# -- the request ----------------------------------------------------------------------------
+
+
 def test_the_three_interventions():
     assert INTERVENTIONS == ("gold-context", "top-k", "reranker")
 
 
-# -- the diagnose flow's request ------------------------------------------------------------
+def test_an_unknown_intervention_is_refused():
+    with pytest.raises(UsageError) as caught:
+        diagnosis_request("run_PARENT", "shuffle", "answer_correct", _Store())
+    assert caught.value.message == "unknown intervention 'shuffle' (known: gold-context, top-k, reranker)"
 
 
-class _Store:
-    url = "/stores/results"
+def test_the_request_takes_the_store_url_and_the_options():
+    request = diagnosis_request("run_PARENT", "top-k", "ndcg_at_6", _Store(), project="/p", threshold=0.5, top_k=4)
+    assert request == DiagnosisRequest(run_id="run_PARENT", intervention="top-k", criterion="ndcg_at_6",
+                                       results="/stores/results", project="/p", threshold=0.5, top_k=4)
 
-    def __init__(self, tables=None):
-        self.tables = tables or {}
-        self.read = []
 
-    def read_table(self, path):
-        self.read.append(path)
-        return self.tables.get(path, [])
+@pytest.mark.parametrize(
+    ("intervention", "top_k", "reranker", "settings"),
+    [
+        ("gold-context", None, None, {}),
+        ("top-k", 4, None, {"top_k": 4}),
+        ("reranker", None, "m:f", {"reranker": "m:f"}),
+    ],
+)
+def test_only_the_chosen_intervention_keeps_its_option(intervention, top_k, reranker, settings):
+    request = diagnosis_request("run_PARENT", intervention, "answer_correct", _Store(), top_k=4, reranker="m:f")
+    assert (request.top_k, request.reranker, request.settings) == (top_k, reranker, settings)
+
+
+def test_the_identity_is_the_hash_of_parent_criterion_threshold_intervention_and_settings():
+    request = _request("top-k", top_k=4, threshold=0.5, project="/ignored")
+    assert request.identity == content_hash({"parent": "run_PARENT", "criterion": "answer_correct",
+                                             "threshold": 0.5, "intervention": "top-k", "settings": {"top_k": 4}})
+
+
+def test_store_and_project_take_no_part_in_the_identity():
+    assert _request(project="/a").identity == _request(project="/b").identity
+    assert _request().identity == DiagnosisRequest(run_id="run_PARENT", intervention="gold-context",
+                                                   criterion="answer_correct", results="s3://x").identity
+
+
+def test_different_requests_have_different_identities():
+    identities = {
+        _request().identity, _request(threshold=0.5).identity, _request("top-k", top_k=3).identity,
+        _request("top-k", top_k=4).identity, _request("reranker", reranker="m:f").identity,
+        DiagnosisRequest(run_id="run_OTHER", intervention="gold-context", criterion="answer_correct",
+                         results="/stores/results").identity,
+    }
+    assert len(identities) == 6
+
+
+def test_a_replay_finds_its_labels_in_the_gold_context_request():
+    replay = _request("top-k", top_k=4, threshold=0.5, project="/p")
+    gold = replay.gold_context()
+    assert gold == _request(threshold=0.5, project="/p")
+    assert gold.identity == _request(threshold=0.5).identity
+    assert _request("reranker", reranker="m:f").gold_context() == _request()
+
+
+def test_a_request_is_frozen_and_refuses_unknown_fields_and_interventions():
+    request = _request()
+    with pytest.raises(ValidationError):
+        request.criterion = "other"  # type: ignore[misc]
+    with pytest.raises(ValidationError):
+        _request(colour="red")
+    with pytest.raises(ValidationError):
+        _request("shuffle")
+
+
+# -- the deployment flow's lookup -------------------------------------------------------------
 
 
 @pytest.fixture
-def requests(monkeypatch):
-    """The requests ``diagnose`` looks up (each finds an existing diagnosis) and the stores it opens."""
-    seen = SimpleNamespace(requests=[], located=[])
+def lookups(monkeypatch):
+    """The stores the flow opens and the identities it looks up (each finds a diagnosis)."""
+    seen = SimpleNamespace(located=[], identities=[])
 
     def locate(results, project):
         seen.located.append((results, project))
         return _Store()
 
-    def find(store, request):
-        seen.requests.append(request)
-        return {"diagnosis_id": "sha256:existing", "request": request}
+    def find(store, identity):
+        seen.identities.append(identity)
+        return {"diagnosis_id": "sha256:existing"}
 
     monkeypatch.setattr(_diagnose, "locate_store", locate)
     monkeypatch.setattr(_diagnose, "find_diagnosis", find)
     return seen
 
 
-def _request(intervention, settings, threshold=None, criterion="answer_correct", parent="run_PARENT"):
-    return content_hash({"parent": parent, "criterion": criterion, "threshold": threshold,
-                         "intervention": intervention, "settings": settings})
+def test_an_existing_diagnosis_is_returned_as_recorded(lookups):
+    record = diagnose.fn("run_PARENT", "top-k", "answer_correct", results="/r", project="/p", top_k=4)
+    assert record == {"diagnosis_id": "sha256:existing"}
+    assert lookups.located == [("/r", "/p")]
+    assert lookups.identities == [_request("top-k", top_k=4).identity]
 
 
-def test_an_unknown_intervention_is_refused_before_the_store_is_opened(requests):
-    with pytest.raises(UsageError) as caught:
-        diagnose.fn("run_PARENT", "shuffle", "answer_correct")
-    assert caught.value.message == "unknown intervention 'shuffle' (known: gold-context, top-k, reranker)"
-    assert requests.requests == [] and requests.located == []
-
-
-def test_an_existing_diagnosis_is_returned_as_recorded(requests):
-    record = diagnose.fn("run_PARENT", "gold-context", "answer_correct", results="/r", project="/p")
-    assert record == {"diagnosis_id": "sha256:existing", "request": _request("gold-context", {})}
-    assert requests.located == [("/r", "/p")]
-
-
-def test_stray_options_of_other_interventions_take_no_part_in_the_request(requests):
-    diagnose.fn("run_PARENT", "gold-context", "answer_correct")
+def test_a_stray_option_finds_the_same_diagnosis(lookups):
     diagnose.fn("run_PARENT", "gold-context", "answer_correct", top_k=4, reranker="m:f")
-    diagnose.fn("run_PARENT", "top-k", "answer_correct", top_k=4, reranker="m:f")
-    diagnose.fn("run_PARENT", "reranker", "answer_correct", top_k=4, reranker="m:f")
-    assert requests.requests == [
-        _request("gold-context", {}),
-        _request("gold-context", {}),
-        _request("top-k", {"top_k": 4}),
-        _request("reranker", {"reranker": "m:f"}),
+    assert lookups.identities == [_request().identity]
+
+
+def test_the_flow_refuses_an_unknown_intervention_before_any_lookup(lookups):
+    with pytest.raises(UsageError, match="unknown intervention 'shuffle'"):
+        diagnose.fn("run_PARENT", "shuffle", "answer_correct")
+    assert lookups.identities == []
+
+
+def test_the_diagnose_flows_declarations():
+    for flow in (diagnose, PreparedDiagnosis.diagnose):
+        assert flow.name == "oloproof-diagnose"
+        assert flow.flow_run_name == "diagnose {run_id} {intervention}"
+    assert list(diagnose.parameters.properties) == [
+        "run_id", "intervention", "criterion", "results", "project", "top_k", "reranker", "threshold",
     ]
 
 
-def test_the_request_tells_settings_criteria_thresholds_and_parents_apart(requests):
-    diagnose.fn("run_PARENT", "top-k", "answer_correct", top_k=3)
-    diagnose.fn("run_PARENT", "top-k", "answer_correct", top_k=4)
-    diagnose.fn("run_PARENT", "gold-context", "ndcg_at_6", threshold=0.5)
-    diagnose.fn("run_OTHER", "gold-context", "ndcg_at_6", threshold=0.5)
-    assert requests.requests[2] == _request("gold-context", {}, threshold=0.5, criterion="ndcg_at_6")
-    assert len(set(requests.requests)) == 4
+# -- child runs --------------------------------------------------------------------------------
 
 
-# -- child runs and replays ---------------------------------------------------------------
+@pytest.fixture
+def child_runs(monkeypatch):
+    """Environments and the prepared run flow replaced: records the requests and flow options."""
+    seen = SimpleNamespace(requests=[], options=[], closed=[], fail=False)
+
+    def prepare(request):
+        seen.requests.append(request)
+        return SimpleNamespace(request=request, close=lambda: seen.closed.append(request.run_id))
+
+    class Prepared:
+        def __init__(self, env):
+            self.env = env
+
+        def __call__(self, **options):
+            seen.options.append(options)
+            if seen.fail:
+                raise RuntimeError("the child run failed")
+            return {"run_id": self.env.request.run_id, "status": "complete"}
+
+    monkeypatch.setattr(_diagnose, "prepare_environment", prepare)
+    monkeypatch.setattr(_diagnose, "PreparedRun", Prepared)
+    return seen
 
 
-class _Flow:
-    """Stands in for the run flow: records how it was called."""
-
-    def __init__(self):
-        self.options = []
-        self.calls = []
-
-    def with_options(self, **options):
-        self.options.append(options)
-        return self
-
-    def __call__(self, **kwargs):
-        self.calls.append(kwargs)
-        return {"run_id": f"run_CHILD{len(self.calls)}", "status": "complete"}
-
-
-def test_a_child_run_reruns_the_parent_cases_bypassing_the_generation_cache(monkeypatch):
-    flow = _Flow()
-    monkeypatch.setattr(_diagnose, "evaluate", flow)
-    rows = [{"case_id": "a", "criterion": "answer_correct", "status": "observed", "passed": True}]
-    store = _Store({run_table("run_CHILD1", "judgments"): rows})
-    parent = _parent()
-    child = _diagnose._child(parent, store, ["a", "b"], "gold context", "req-1", context_source="gold")
-    assert flow.options == [{"flow_run_name": "diagnose gold context · 2 cases"}]
-    assert flow.calls == [{
+def test_a_child_run_reruns_the_parent_cases_bypassing_the_generation_cache(child_runs):
+    request = _request()
+    store = _Store()
+    prepared = PreparedDiagnosis(request, store, _parent())
+    child = _diagnose._child(prepared, ["a", "b"], "gold context", context_source="gold")
+    [run_request] = child_runs.requests
+    assert isinstance(run_request, RunRequest)
+    assert run_request.run_id.startswith("run_")
+    assert run_request.model_dump(exclude={"run_id"}) == {
         "project": "/projects/support_rag",
-        "overrides": parent_overrides(parent["manifest"], "/stores/results"),
-        "case_ids": ["a", "b"],
-        "bypass_generation_cache": True,
-        "parent": {"run_id": "run_PARENT", "diagnosis_request": "req-1", "role": "gold context"},
+        "settings": parent_settings(_manifest()),
+        "results": "/stores/results",
         "context_source": "gold",
-    }]
-    assert child == {"run_id": "run_CHILD1", "status": "complete", "judgments": rows}
+        "replay_from": None,
+        "reranker": None,
+        "bypass_generation_cache": True,
+        "case_ids": ("a", "b"),
+        "parent": {"run_id": "run_PARENT", "diagnosis_request": request.identity, "role": "gold context"},
+    }
+    assert child_runs.options == [{"flow_run_name": "diagnose gold context · 2 cases"}]
+    assert child_runs.closed == [run_request.run_id]
+    assert store.read == [run_table(run_request.run_id, "judgments")]
+    assert child == {"run_id": run_request.run_id, "status": "complete", "judgments": []}
 
 
-def test_a_child_run_puts_its_own_overrides_after_the_parent_ones(monkeypatch):
-    flow = _Flow()
-    monkeypatch.setattr(_diagnose, "evaluate", flow)
-    parent = _parent()
-    _diagnose._child(parent, _Store(), ["a"], "top-k 4", "req-1", replay_from="run_PARENT",
-                     overrides=["system.rag.top_k=4"])
-    call = flow.calls[0]
-    assert call["overrides"] == parent_overrides(parent["manifest"], "/stores/results") + ["system.rag.top_k=4"]
-    assert call["replay_from"] == "run_PARENT"
-    assert flow.options == [{"flow_run_name": "diagnose top-k 4 · 1 cases"}]
+def test_a_child_run_setting_overrides_the_parent_one(child_runs):
+    prepared = PreparedDiagnosis(_request("top-k", top_k=4), _Store(), _parent())
+    _diagnose._child(prepared, ["a"], "top-k 4", replay_from="run_PARENT", settings={"system.rag.top_k": 4})
+    [run_request] = child_runs.requests
+    assert run_request.settings == {**parent_settings(_manifest()), "system.rag.top_k": 4}
+    assert run_request.replay_from == "run_PARENT"
+    assert child_runs.options == [{"flow_run_name": "diagnose top-k 4 · 1 cases"}]
 
+
+def test_each_child_run_gets_its_own_run_id(child_runs):
+    prepared = PreparedDiagnosis(_request(), _Store(), _parent())
+    _diagnose._child(prepared, ["a"], "gold context", context_source="gold")
+    _diagnose._child(prepared, ["a"], "control")
+    first, second = child_runs.requests
+    assert first.run_id != second.run_id
+    assert second.context_source == "assembled" and second.parent["role"] == "control"
+
+
+def test_a_failed_child_run_still_closes_its_environment(child_runs):
+    child_runs.fail = True
+    prepared = PreparedDiagnosis(_request(), _Store(), _parent())
+    with pytest.raises(RuntimeError, match="the child run failed"):
+        _diagnose._child(prepared, ["a"], "control")
+    assert child_runs.closed == [child_runs.requests[0].run_id]
+
+
+# -- replays ----------------------------------------------------------------------------------------
 
 GOLD = {
     "diagnosis_id": "sha256:gold",
@@ -289,8 +385,8 @@ def children(monkeypatch):
     """``_child`` replaced: each role's judgments are set by the test, each call is recorded."""
     seen = SimpleNamespace(calls=[], judgments={})
 
-    def child(parent, store, cases, role, request, **options):
-        seen.calls.append({"cases": cases, "role": role, "request": request, **options})
+    def child(prepared, cases, role, **variant):
+        seen.calls.append({"cases": cases, "role": role, **variant})
         key = "replay control" if role == "replay control" else "intervention"
         return {"run_id": f"run_{key.replace(' ', '_').upper()}", "judgments": seen.judgments[key]}
 
@@ -298,15 +394,18 @@ def children(monkeypatch):
     return seen
 
 
+def _prepared(**fields):
+    return PreparedDiagnosis(_request(**fields), _Store(), _parent())
+
+
 def test_a_top_k_replay_recovers_what_passes_only_under_the_intervention(children):
     children.judgments["intervention"] = _verdicts(a=True, b=True, c=False)
     children.judgments["replay control"] = _verdicts(a=False, b=True, c=False)
-    result = _diagnose._replay(_parent(), _Store(), ["a", "b", "c"], "req-2", GOLD, "answer_correct",
-                               None, 4, None)
+    result = _diagnose._replay(_prepared(intervention="top-k", top_k=4), ["a", "b", "c"], GOLD)
     assert children.calls == [
-        {"cases": ["a", "b", "c"], "role": "top-k 4", "request": "req-2", "reranker": None,
-         "replay_from": "run_PARENT", "overrides": ["system.rag.top_k=4"]},
-        {"cases": ["a", "b", "c"], "role": "replay control", "request": "req-2", "replay_from": "run_PARENT"},
+        {"cases": ["a", "b", "c"], "role": "top-k 4", "replay_from": "run_PARENT", "reranker": None,
+         "settings": {"system.rag.top_k": 4}},
+        {"cases": ["a", "b", "c"], "role": "replay control", "replay_from": "run_PARENT"},
     ]
     assert [(c["case_id"], c["replay_control_passed"], c["intervention_recovered"]) for c in result["cases"]] == [
         ("a", False, True), ("b", True, False), ("c", False, False),
@@ -322,9 +421,9 @@ def test_a_reranker_replay_names_the_reranker_and_sets_no_top_k(children):
     children.judgments["intervention"] = _verdicts(a=True)
     children.judgments["replay control"] = _verdicts(a=False)
     gold = {**GOLD, "cases": GOLD["cases"][:1]}
-    result = _diagnose._replay(_parent(), _Store(), ["a"], "req-3", gold, "answer_correct", None, None, "m:f")
-    assert children.calls[0] == {"cases": ["a"], "role": "reranker m:f", "request": "req-3", "reranker": "m:f",
-                           "replay_from": "run_PARENT"}
+    result = _diagnose._replay(_prepared(intervention="reranker", reranker="m:f"), ["a"], gold)
+    assert children.calls[0] == {"cases": ["a"], "role": "reranker m:f", "replay_from": "run_PARENT",
+                                 "reranker": "m:f"}
     assert result["recovered"] == 1
 
 
@@ -332,13 +431,13 @@ def test_a_case_unobserved_in_a_replay_neither_passes_nor_recovers(children):
     children.judgments["intervention"] = _verdicts(a=True)  # b is missing from the intervention run
     children.judgments["replay control"] = _verdicts(b=False)  # a is missing from the control run
     gold = {**GOLD, "cases": GOLD["cases"][:2]}
-    result = _diagnose._replay(_parent(), _Store(), ["a", "b"], "r", gold, "answer_correct", None, 4, None)
+    result = _diagnose._replay(_prepared(intervention="top-k", top_k=4), ["a", "b"], gold)
     assert [(c["replay_control_passed"], c["intervention_recovered"]) for c in result["cases"]] == [
         (False, True), (False, False),
     ]
 
 
 def test_a_replay_of_no_cases_runs_nothing_and_keeps_the_gold_runs(children):
-    result = _diagnose._replay(_parent(), _Store(), [], "r", {**GOLD, "cases": []}, "answer_correct", None, 4, None)
+    result = _diagnose._replay(_prepared(intervention="top-k", top_k=4), [], {**GOLD, "cases": []})
     assert children.calls == []
     assert result == {"cases": [], "recovered": 0, "labels_from": "sha256:gold", "child_runs": GOLD["child_runs"]}

@@ -1,11 +1,12 @@
-"""Keeping credentials out of what Prefect stores.
+"""Prefect result storage on an object store, and the credential rules it relies on.
 
-Covers ``public_options`` (credential-like names dropped at any depth, except
-``endpoint_url``), ``has_secrets``, ``public_overrides`` (``--set`` settings of a
-credential under ``storage_options`` left out of the flow's parameters) and
-``remote_result_storage`` (local storage when credentials are given; otherwise a
-block named after the store and its public options, whose saving is replaced by
-a stand-in here so nothing reaches a Prefect server).
+Covers ``remote_result_storage`` (Prefect's local storage when credentials are
+given; otherwise a block over ``<store>/prefect`` named after the store and its
+public options, whose saving is replaced by a stand-in so nothing reaches a
+Prefect server) and the rules it and the run flows' recorded parameters apply:
+``public_options`` (credential-like names dropped at any depth, except
+``endpoint_url``), ``has_secrets`` and ``public_settings`` (settings that set a
+credential under ``storage_options`` left out).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import pytest
 from prefect.filesystems import RemoteFileSystem
 from prefect.settings import PREFECT_LOCAL_STORAGE_PATH, temporary_settings
 
-from oloproof.flows._remote import has_secrets, public_options, public_overrides, remote_result_storage
+from oloproof._secrets import has_secrets, public_options, public_settings
+from oloproof.flows._remote import remote_result_storage
 from oloproof.store import ResultsStore
 
 URL = "memory://oloproof-remote-test/results"
@@ -69,38 +71,44 @@ def test_has_secrets(options, secret):
     assert has_secrets(options) is secret
 
 
-# -- public_overrides ---------------------------------------------------------------------------
+# -- public_settings ---------------------------------------------------------------------------
 
 
-def test_overrides_setting_a_storage_credential_are_left_out():
-    overrides = [
-        "top_k=3",
-        "storage_options.key=AKIA",
-        "storage_options.secret=s3cr3t",
-        "storage_options.endpoint_url=http://127.0.0.1:9000",
-        "storage_options.client_kwargs.aws_session_token=t",
-        "storage_options.client_kwargs.region_name=eu-west-1",
-        "results=s3://bucket/results",
-    ]
-    assert public_overrides(overrides) == [
-        "top_k=3",
-        "storage_options.endpoint_url=http://127.0.0.1:9000",
-        "storage_options.client_kwargs.region_name=eu-west-1",
-        "results=s3://bucket/results",
-    ]
+def test_settings_of_a_storage_credential_are_left_out():
+    settings = {
+        "system.rag.top_k": 3,
+        "storage_options.key": "AKIA",
+        "storage_options.secret": "s3cr3t",
+        "storage_options.endpoint_url": "http://127.0.0.1:9000",
+        "storage_options.client_kwargs.aws_session_token": "t",
+        "storage_options.client_kwargs.region_name": "eu-west-1",
+        "results": "s3://bucket/results",
+    }
+    assert public_settings(settings) == {
+        "system.rag.top_k": 3,
+        "storage_options.endpoint_url": "http://127.0.0.1:9000",
+        "storage_options.client_kwargs.region_name": "eu-west-1",
+        "results": "s3://bucket/results",
+    }
+
+
+def test_a_whole_storage_options_mapping_keeps_only_its_public_options():
+    settings = {"storage_options": {"key": "AKIA", "secret": "s", "endpoint_url": "http://minio:9000"}}
+    assert public_settings(settings) == {"storage_options": {"endpoint_url": "http://minio:9000"}}
 
 
 def test_credential_like_names_outside_storage_options_are_kept():
-    overrides = ["system.rag.token_budget=120", "evaluators.0.key=x"]
-    assert public_overrides(overrides) == overrides
+    settings = {"system.rag.token_budget": 120, "evaluators": [{"type": "contains", "key": "x"}]}
+    assert public_settings(settings) == settings
 
 
-def test_a_credential_in_the_value_is_not_a_credential_name():
-    assert public_overrides(["storage_options.profile=secret-profile"]) == ["storage_options.profile=secret-profile"]
+def test_a_credential_looking_value_is_not_a_credential_name():
+    settings = {"storage_options.profile": "secret-profile"}
+    assert public_settings(settings) == settings
 
 
-def test_no_overrides_give_none():
-    assert public_overrides([]) == []
+def test_no_settings_give_none():
+    assert public_settings({}) == {}
 
 
 # -- remote_result_storage -------------------------------------------------------------------------

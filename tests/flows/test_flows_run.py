@@ -1,22 +1,23 @@
-"""The run flow's parts that run without Prefect.
+"""The run flows' parts that run without Prefect.
 
-Covers the flow-run name and tags a run is labelled with, how the flow's
-parameters become the picklable ``RunContext`` every task receives, the flow's
-own declaration (name, parameters, thread runner) and the argument wrappers,
-which leave values alone outside a flow run.
+Covers the flow-run name and tags a run is labelled with, how a deployment's
+``overrides`` and an index event's ``index_version`` become settings
+(``settings_of``), the two flows' declarations (names, parameters, thread
+runner) and the argument wrappers, which leave values alone outside a flow run.
 """
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from oloproof.flows import evaluate
+from oloproof._exceptions import ConfigError
+from oloproof.flows import PreparedRun, evaluate
 from oloproof.flows import _run
-from oloproof.flows._run import run_name, run_tags
+from oloproof.flows._run import run_name, run_tags, settings_of
 from oloproof.flows._runner import THREAD_WORKERS
-from oloproof.tasks import RunContext
 
 
 def _env(name="support-rag", version="slice-b-example", index_version="kb-2026-09-16", cases=13):
@@ -45,80 +46,73 @@ def test_run_tags_without_an_index_version():
     assert run_tags(_env(name="faq", version="v2", index_version=None)) == ["oloproof", "system:faq", "version:v2"]
 
 
-# -- the run context ------------------------------------------------------------------------
+# -- settings_of -----------------------------------------------------------------------------
 
 
-def test_defaults_give_a_plain_context_in_the_current_folder():
-    assert _run._context({}) == RunContext(run_id="", project_dir=".")
+def test_no_overrides_and_no_index_version_are_no_settings():
+    assert settings_of(None, None) == {}
+    assert settings_of([], "") == {}
 
 
-def test_every_parameter_reaches_the_context():
-    context = _run._context({
-        "project": "/projects/support_rag", "overrides": ["top_k=3"], "run_id": "run_X",
-        "replay_from": "run_PARENT", "context_source": "gold", "reranker": "m:f",
-        "bypass_generation_cache": True, "case_ids": ["b", "a"], "parent": {"role": "control"},
-    })
-    assert context.run_id == "run_X"
-    assert context.project_dir == "/projects/support_rag"
-    assert context.overrides == ("top_k=3",)
-    assert context.replay_from == "run_PARENT"
-    assert context.context_source == "gold"
-    assert context.reranker == "m:f"
-    assert context.bypass_generation_cache is True
-    assert context.case_ids == ("b", "a")
-    assert context.parent == {"role": "control"}
+def test_overrides_become_yaml_typed_settings_in_order():
+    assert settings_of(["system.rag.top_k=3", "slices=[metadata.topic]", "results=s3://b/r"], None) == {
+        "system.rag.top_k": 3, "slices": ["metadata.topic"], "results": "s3://b/r",
+    }
 
 
-def test_index_version_becomes_the_last_override():
-    context = _run._context({"overrides": ["top_k=3"], "index_version": "kb-2026-10-01"})
-    assert context.overrides == ("top_k=3", "system.rag.index_version=kb-2026-10-01")
+def test_a_repeated_override_applies_where_it_was_last_given():
+    settings = settings_of(["system.rag.top_k=3", "batch_size=8", "system.rag.top_k=4"], None)
+    assert list(settings.items()) == [("batch_size", 8), ("system.rag.top_k", 4)]
 
 
-def test_an_empty_index_version_sets_nothing():
-    assert _run._context({"index_version": ""}).overrides == ()
+def test_the_index_version_is_set_last():
+    settings = settings_of(["system.rag.top_k=3"], "kb-2026-10-01")
+    assert list(settings.items()) == [("system.rag.top_k", 3), ("system.rag.index_version", "kb-2026-10-01")]
 
 
-def test_an_empty_case_list_is_kept_apart_from_all_cases():
-    assert _run._context({"case_ids": []}).case_ids == ()
-    assert _run._context({"case_ids": None}).case_ids is None
+def test_the_index_version_wins_over_an_override_of_it():
+    assert settings_of(["system.rag.index_version=kb-old"], "kb-new") == {"system.rag.index_version": "kb-new"}
 
 
-def test_null_parameters_fall_back_to_their_defaults():
-    context = _run._context({"project": None, "context_source": None, "bypass_generation_cache": None,
-                             "overrides": None, "run_id": None})
-    assert (context.project_dir, context.context_source, context.bypass_generation_cache) == (".", "assembled", False)
-    assert (context.overrides, context.run_id) == ((), "")
+@pytest.mark.parametrize("version", ["1.10", "010", "yes", "2026-10-01", "null"])
+def test_the_index_version_is_taken_as_text_never_parsed(version):
+    assert settings_of(None, version) == {"system.rag.index_version": version}
 
 
-def test_equal_parameters_give_equal_contexts():
-    first = _run._context({"project": "p", "case_ids": ["a"]})
-    assert first == _run._context({"project": "p", "case_ids": ["a"]})
-    assert first != _run._context({"project": "p", "case_ids": ["b"]})
+def test_a_numeric_index_version_becomes_text():
+    assert settings_of(None, 20261001) == {"system.rag.index_version": "20261001"}  # type: ignore[arg-type]
 
 
-def test_the_results_store_is_given_to_the_context_not_as_an_override():
-    context = _run._context({"results": "/stores/results", "overrides": ["top_k=3"]})
-    assert context.results == "/stores/results"
-    assert context.overrides == ("top_k=3",)
-    assert _run._context({"results": ""}).results is None
+def test_an_override_without_a_value_separator_is_refused():
+    with pytest.raises(ConfigError) as caught:
+        settings_of(["system.rag.top_k"], None)
+    assert caught.value.path == "--set"
 
 
-# -- the flow's declaration -------------------------------------------------------------------
+# -- the flows' declarations -------------------------------------------------------------------
 
 
-def test_the_run_flow_declaration():
+def test_the_deployment_flow_declaration():
     assert evaluate.name == "oloproof-run"
     assert evaluate.flow_run_name == "run {project}"
     assert evaluate.should_validate_parameters is False
-    assert list(evaluate.parameters.properties) == [
-        "project", "overrides", "index_version", "results", "run_id", "replay_from", "context_source",
-        "reranker", "bypass_generation_cache", "case_ids", "parent",
+    assert list(evaluate.parameters.properties) == ["project", "overrides", "index_version", "results", "run_id"]
+
+
+def test_the_prepared_run_flow_records_the_whole_request():
+    prepared = PreparedRun.evaluate
+    assert prepared.name == evaluate.name == "oloproof-run"
+    assert prepared.flow_run_name == "run {project}"
+    assert list(prepared.parameters.properties) == [
+        "run_id", "project", "settings", "results", "context_source", "replay_from", "reranker",
+        "bypass_generation_cache", "case_ids", "parent",
     ]
 
 
-def test_the_run_flow_runs_batches_on_threads():
-    assert isinstance(evaluate.task_runner, ThreadPoolTaskRunner)
-    assert evaluate.task_runner._max_workers == THREAD_WORKERS
+@pytest.mark.parametrize("flow", [evaluate, PreparedRun.evaluate], ids=["deployment", "prepared"])
+def test_both_run_flows_run_batches_on_threads(flow):
+    assert isinstance(flow.task_runner, ThreadPoolTaskRunner)
+    assert flow.task_runner._max_workers == THREAD_WORKERS
 
 
 # -- argument wrappers outside a flow run ---------------------------------------------------------

@@ -190,6 +190,3 @@ def test_a_path_through_a_non_mapping_is_in_no_slice_value():
     case = _case(metadata={"account": "enterprise"})
     assert slice_value("metadata.account.plan", case, FACTS) is None
 
-
-def test_a_slice_name_without_the_metadata_prefix_reads_metadata_too():
-    assert slice_value("topic", _case(metadata={"topic": "security"}), FACTS) == "security"

@@ -13,23 +13,13 @@ __all__ = ["compare_command", "plan_command"]
 def compare_command(args: argparse.Namespace) -> int:
     """Compare two runs; exit 3 when the policy's gate blocks."""
     quiet_prefect()
-    from oloproof.comparison import (
-        EXIT_BLOCK,
-        check_comparable,
-        load_policy,
-        render_comparison,
-    )
-    from oloproof.tasks._records import read_run_records
+    from oloproof.comparison import EXIT_BLOCK, render_comparison
+    from oloproof.flows._compare import prepare_comparison
 
     # Bad input fails here, before any flow starts or anything is written.
-    rules = load_policy(args.policy) if args.policy else None
-    store = locate_store(args.results, args.project)
-    check_comparable(read_run_records(store, args.candidate), read_run_records(store, args.baseline),
-                     allow_partial=args.allow_partial, policy=rules, policy_path=args.policy)
-    from oloproof.flows import compare
-
-    record = compare(candidate=args.candidate, baseline=args.baseline, policy=args.policy,
-                     results=store.url, project=args.project, allow_partial=args.allow_partial)
+    prepared = prepare_comparison(args.candidate, args.baseline, policy=args.policy, results=args.results,
+                                  project=args.project, allow_partial=args.allow_partial)
+    record = prepared()
     emit(record, args.json, render_comparison)
     return EXIT_BLOCK if record["gate"] == "BLOCK" else 0
 

@@ -22,22 +22,13 @@ def diagnose_command(args: argparse.Namespace) -> int:
         raise UsageError("--top-k must be an integer of at least 1", field="--top-k")
     quiet_prefect()
     store = locate_store(args.results, args.project)
-    from oloproof.diagnosis import render_diagnosis, select_failures
-    from oloproof.flows import diagnose
-    from oloproof.flows._diagnose import check_request
-    from oloproof.tasks._diagnose import load_parent_run
+    from oloproof.diagnosis import render_diagnosis
+    from oloproof.flows._diagnose import diagnosis_request, prepare_diagnosis
 
+    request = diagnosis_request(args.run_id, args.intervention, args.criterion, store, project=args.project,
+                                threshold=args.threshold, top_k=args.top_k, reranker=args.reranker)
     # Bad requests fail here, before any flow starts or anything is written.
-    parent = load_parent_run.fn(store, args.run_id)
-    check_request(parent, args.intervention, args.top_k, args.reranker)
-    select_failures(parent["judgments"], parent["cases"], criterion=args.criterion,
-                    threshold=args.threshold, run_id=args.run_id)
-
-    record = diagnose(
-        run_id=args.run_id, intervention=args.intervention, criterion=args.criterion,
-        results=store.url, project=args.project, top_k=args.top_k, reranker=args.reranker,
-        threshold=args.threshold,
-    )
+    record = prepare_diagnosis(request, store)()
     emit(record, args.json, render_diagnosis)
     return 0
 

@@ -6,7 +6,10 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from oloproof.tasks import ProgressHook
 
 __all__ = ["progress_bar"]
 
@@ -14,15 +17,17 @@ _LABELS = {"execute": "cached", "retrieve": "retrieve", "assemble": "assemble", 
 
 
 @contextmanager
-def progress_bar(total_cases: int, stages: list[str]) -> Iterator[None]:
-    """Show one bar per stage while the block runs, when stderr is a terminal."""
+def progress_bar(total_cases: int, stages: list[str]) -> Iterator[ProgressHook | None]:
+    """Show one bar per stage while the block runs, when stderr is a terminal.
+
+    Yields:
+        The hook to hand the run (``None`` off a terminal).
+    """
     if not sys.stderr.isatty():
-        yield
+        yield None
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from oloproof.tasks import add_progress_hook, remove_progress_hook
 
     progress = Progress(
         TextColumn("{task.description:>10}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -36,10 +41,8 @@ def progress_bar(total_cases: int, stages: list[str]) -> Iterator[None]:
             if stage in bars:
                 progress.advance(bars[stage], count)
 
-    add_progress_hook(hook)
     progress.start()
     try:
-        yield
+        yield hook
     finally:
-        remove_progress_hook(hook)
         progress.stop()

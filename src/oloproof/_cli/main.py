@@ -4,6 +4,7 @@ Commands import their machinery lazily, so ``oloproof --help`` never imports
 Prefect. Every `OloproofError` is printed as one line, without a traceback.
 
 Exit codes: 0 success (and ``Gate: PASS``), 2 bad input or usage, 3 ``Gate: BLOCK``,
+130 interrupted (Ctrl-C), 143 terminated (SIGTERM),
 1 anything unexpected.
 """
 

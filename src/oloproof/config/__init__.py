@@ -1,6 +1,13 @@
 """Project configuration: ``oloproof.yaml`` and its overrides."""
 
-from oloproof.config._load import CONFIG_NAME, Project, apply_overrides, load_project, parse_override
+from oloproof.config._load import (
+    CONFIG_NAME,
+    Project,
+    apply_settings,
+    load_project,
+    parse_override,
+    parse_overrides,
+)
 from oloproof.config._project import ProjectConfig, RagSettings, StageTimeouts, SystemSettings, TaskRunnerSettings
 
 __all__ = [
@@ -11,7 +18,8 @@ __all__ = [
     "StageTimeouts",
     "SystemSettings",
     "TaskRunnerSettings",
-    "apply_overrides",
+    "apply_settings",
     "load_project",
     "parse_override",
+    "parse_overrides",
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -17,7 +18,7 @@ from oloproof._exceptions import ConfigError
 from oloproof.config._project import ProjectConfig
 from oloproof.config._yaml import load_yaml_with_lines, locate
 
-__all__ = ["CONFIG_NAME", "Project", "apply_overrides", "load_project", "parse_override"]
+__all__ = ["CONFIG_NAME", "Project", "apply_settings", "load_project", "parse_override", "parse_overrides"]
 
 CONFIG_NAME = "oloproof.yaml"
 
@@ -77,12 +78,30 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     return key.split("."), value
 
 
-def apply_overrides(data: dict[str, Any], overrides: list[str]) -> tuple[dict[str, Any], set[str]]:
-    """Return a copy of ``data`` with each ``key.path=value`` override applied."""
+def parse_overrides(texts: list[str]) -> dict[str, Any]:
+    """``--set`` strings as settings: dotted key to YAML-typed value, in order.
+
+    This is the one place command-line text becomes values; everything after it
+    passes the values themselves.
+
+    Raises:
+        ConfigError: An override has no ``=`` or an empty key.
+    """
+    settings: dict[str, Any] = {}
+    for text in texts:
+        keys, value = parse_override(text)
+        dotted = ".".join(keys)
+        settings.pop(dotted, None)  # a repeated key applies where it was last given
+        settings[dotted] = value
+    return settings
+
+
+def apply_settings(data: dict[str, Any], settings: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
+    """Return a copy of ``data`` with each ``dotted.key: value`` setting applied."""
     result: dict[str, Any] = _deep_copy(data)
     touched: set[str] = set()
-    for text in overrides:
-        keys, value = parse_override(text)
+    for dotted, value in settings.items():
+        keys = dotted.split(".")
         node = result
         for depth, key in enumerate(keys[:-1]):
             child = node.get(key)
@@ -90,13 +109,13 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> tuple[dict[st
                 child = node[key] = {}
             if not isinstance(child, dict):
                 raise ConfigError(
-                    f"cannot set {'.'.join(keys)}: {'.'.join(keys[: depth + 1])} is not a mapping",
+                    f"cannot set {dotted}: {'.'.join(keys[: depth + 1])} is not a mapping",
                     path="--set",
-                    field=".".join(keys),
+                    field=dotted,
                 )
             node = child
-        node[keys[-1]] = value
-        touched.add(".".join(keys))
+        node[keys[-1]] = _deep_copy(value)
+        touched.add(dotted)
     return result, touched
 
 
@@ -109,13 +128,16 @@ def _deep_copy(value: Any) -> Any:
 
 
 def load_project(
-    directory: str | os.PathLike[str], overrides: list[str] | None = None, *, results: str | None = None
+    directory: str | os.PathLike[str],
+    settings: Mapping[str, Any] | None = None,
+    *,
+    results: str | None = None,
 ) -> Project:
-    """Read and validate ``<directory>/oloproof.yaml`` with ``--set`` overrides applied.
+    """Read and validate ``<directory>/oloproof.yaml`` with settings applied over it.
 
     Args:
         directory: The project folder, or the path of an ``oloproof.yaml`` file.
-        overrides: ``key.path=value`` strings, applied after the file.
+        settings: ``dotted.key: value`` settings (``--set``), applied after the file.
         results: A results store URL that replaces the file's ``results`` (``--results``),
             taken as it is: never parsed as a value.
 
@@ -133,7 +155,7 @@ def load_project(
     data, lines = load_yaml_with_lines(text, path=str(config_path))
     if not isinstance(data, dict):
         raise ConfigError("expected a mapping at the top level", path=str(config_path), line=1)
-    data, touched = apply_overrides(data, list(overrides or []))
+    data, touched = apply_settings(data, settings or {})
     if results is not None:
         data["results"] = results
         touched.add("results")

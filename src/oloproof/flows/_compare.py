@@ -7,7 +7,7 @@ from typing import Any
 from prefect import flow
 
 from oloproof._locate import locate_store
-from oloproof.comparison import check_comparable, load_policy
+from oloproof.comparison import Policy, check_comparable, load_policy
 from oloproof.tasks._compare import (
     comparison_id_of,
     compute_comparison,
@@ -15,9 +15,68 @@ from oloproof.tasks._compare import (
     validated_judges,
     write_comparison,
 )
-from oloproof.tasks._records import load_run_records
+from oloproof.store import ResultsStore
+from oloproof.tasks._records import load_run_records, read_run_records
 
-__all__ = ["compare"]
+__all__ = ["PreparedComparison", "compare", "prepare_comparison"]
+
+
+class PreparedComparison:
+    """A validated comparison: both runs' records, the policy and the store.
+
+    Args:
+        store: The store holding both runs; the comparison is recorded there.
+        candidate: The candidate run's records.
+        baseline: The baseline run's records.
+        rules: The release policy, if any.
+        scope: What the two runs have in common (``check_comparable``).
+        parameters: The comparison's parameters, as Prefect records them.
+    """
+
+    def __init__(self, store: ResultsStore, candidate: dict[str, Any], baseline: dict[str, Any],
+                 rules: Policy | None, scope: Any, parameters: dict[str, Any]) -> None:
+        self.store, self.candidate, self.baseline = store, candidate, baseline
+        self.rules, self.scope, self.parameters = rules, scope, parameters
+
+    @flow(name="oloproof-compare", flow_run_name="compare {candidate} against {baseline}", validate_parameters=False)
+    def compare(
+        self, candidate: str, baseline: str, policy: str | None = None, results: str | None = None,
+        project: str | None = None, allow_partial: bool = False,
+    ) -> dict[str, Any]:
+        """Compare the prepared runs; the parameters are the request, as Prefect records it."""
+        return compare_prepared(self)
+
+    def __call__(self) -> dict[str, Any]:
+        """Run the bound flow."""
+        return self.compare(**self.parameters)
+
+
+def prepare_comparison(
+    candidate: str, baseline: str, *, policy: str | None = None, results: str | None = None,
+    project: str | None = None, allow_partial: bool = False, load: Any = read_run_records,
+) -> PreparedComparison:
+    """Load the policy and both runs once and check they compare; raises before anything is written."""
+    rules = load_policy(policy) if policy else None
+    store = locate_store(results, project)
+    mine, theirs = load(store, candidate), load(store, baseline)
+    scope = check_comparable(mine, theirs, allow_partial=allow_partial, policy=rules, policy_path=policy)
+    parameters = {"candidate": candidate, "baseline": baseline, "policy": policy, "results": store.url,
+                  "project": project, "allow_partial": allow_partial}
+    return PreparedComparison(store, mine, theirs, rules, scope, parameters)
+
+
+def compare_prepared(prepared: PreparedComparison) -> dict[str, Any]:
+    """The body of both compare flows: compute and record the comparison (or recall it)."""
+    store, mine, theirs, rules = prepared.store, prepared.candidate, prepared.baseline, prepared.rules
+    judges = validated_judges(store)
+    comparison_id = comparison_id_of(mine, theirs, rules, prepared.parameters["allow_partial"], judges)
+    existing = find_comparison(store, comparison_id)
+    if existing is not None:
+        return existing
+    record = compute_comparison(mine, theirs, rules, prepared.scope, judges)
+    record["comparison_id"] = comparison_id
+    write_comparison(store, record)
+    return record
 
 
 @flow(name="oloproof-compare", flow_run_name="compare {candidate} against {baseline}", validate_parameters=False)
@@ -31,21 +90,15 @@ def compare(
 ) -> dict[str, Any]:
     """Compare ``candidate`` against ``baseline`` (paired by case id) under an optional policy.
 
+    The entry point of deployments: the runs' records are loaded as tasks.
+
     Returns:
         The comparison record (also written to the store), with ``gate`` PASS/BLOCK
         when a policy is given.
     """
-    rules = load_policy(policy) if policy else None
-    store = locate_store(results, project)
-    runs = load_run_records.submit(store, candidate), load_run_records.submit(store, baseline)
-    mine, theirs = runs[0].result(), runs[1].result()
-    scope = check_comparable(mine, theirs, allow_partial=allow_partial, policy=rules, policy_path=policy)
-    judges = validated_judges(store)
-    comparison_id = comparison_id_of(mine, theirs, rules, allow_partial, judges)
-    existing = find_comparison(store, comparison_id)
-    if existing is not None:
-        return existing
-    record = compute_comparison(mine, theirs, rules, scope, judges)
-    record["comparison_id"] = comparison_id
-    write_comparison(store, record)
-    return record
+    def load(store: ResultsStore, run_id: str) -> dict[str, Any]:
+        return load_run_records.submit(store, run_id).result()
+
+    prepared = prepare_comparison(candidate, baseline, policy=policy, results=results, project=project,
+                                  allow_partial=allow_partial, load=load)
+    return compare_prepared(prepared)

@@ -6,18 +6,20 @@ are ordinary runs, run as subflows of this one and recorded in the store.
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from typing import Any, Literal
 
 from prefect import flow
+from pydantic import BaseModel, ConfigDict
 
 from oloproof._exceptions import UsageError
+from oloproof._ids import new_run_id
+from oloproof._locate import locate_store
 from oloproof._system._resolve import import_callable
 from oloproof._system._settings import setting_paths
 from oloproof.diagnosis import passed_cases, select_failures
-from oloproof.flows._run import evaluate
-from oloproof._locate import locate_store
+from oloproof.flows._run import PreparedRun
 from oloproof.store import ResultsStore, run_table
+from oloproof.tasks import RunRequest, prepare_environment
 from oloproof.tasks._diagnose import (
     diagnosis_id_of,
     find_diagnosis,
@@ -27,18 +29,88 @@ from oloproof.tasks._diagnose import (
 )
 from oloproof.tasks._identity import content_hash
 
-__all__ = ["INTERVENTIONS", "diagnose", "parent_overrides"]
+__all__ = ["INTERVENTIONS", "DiagnosisRequest", "PreparedDiagnosis", "diagnose", "parent_settings", "prepare_diagnosis"]
 
 INTERVENTIONS = ("gold-context", "top-k", "reranker")
 
+Intervention = Literal["gold-context", "top-k", "reranker"]
 
-def parent_overrides(manifest: dict[str, Any], results: str) -> list[str]:
-    """``--set`` overrides that reproduce the parent run's system, dataset and store."""
+
+class DiagnosisRequest(BaseModel):
+    """One diagnosis: which failures, under which intervention, in which store."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    run_id: str
+    """The run whose failures are diagnosed."""
+
+    intervention: Intervention
+    """What the failures are re-executed under."""
+
+    criterion: str
+    """The criterion whose failures are diagnosed."""
+
+    results: str
+    """The results store URL holding the run."""
+
+    project: str | None = None
+    """The project whose ``storage_options`` the store takes, if any."""
+
+    threshold: float | None = None
+    """A score below this fails (score criteria)."""
+
+    top_k: int | None = None
+    """The cut-off replayed (``top-k`` only)."""
+
+    reranker: str | None = None
+    """``module:function`` re-ranking the replayed candidates (``reranker`` only)."""
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The intervention's own option."""
+        if self.intervention == "top-k":
+            return {"top_k": self.top_k}
+        if self.intervention == "reranker":
+            return {"reranker": self.reranker}
+        return {}
+
+    @property
+    def identity(self) -> str:
+        """What a recorded diagnosis of this exact request is found by."""
+        return content_hash({"parent": self.run_id, "criterion": self.criterion, "threshold": self.threshold,
+                             "intervention": self.intervention, "settings": self.settings})
+
+    def gold_context(self) -> DiagnosisRequest:
+        """The gold-context diagnosis a replay's labels come from."""
+        return self.model_copy(update={"intervention": "gold-context", "top_k": None, "reranker": None})
+
+
+def diagnosis_request(
+    run_id: str, intervention: str, criterion: str, store: ResultsStore, *, project: str | None = None,
+    threshold: float | None = None, top_k: int | None = None, reranker: str | None = None,
+) -> DiagnosisRequest:
+    """The request for these options; only the chosen intervention's own option is kept, so
+    a stray one can neither change the replay nor hide from the diagnosis's identity.
+
+    Raises:
+        UsageError: The intervention is unknown.
+    """
+    if intervention not in INTERVENTIONS:
+        raise UsageError(f"unknown intervention {intervention!r} (known: {', '.join(INTERVENTIONS)})")
+    return DiagnosisRequest(
+        run_id=run_id, intervention=intervention, criterion=criterion, results=store.url, project=project,
+        threshold=threshold, top_k=top_k if intervention == "top-k" else None,
+        reranker=reranker if intervention == "reranker" else None,
+    )
+
+
+def parent_settings(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The settings that reproduce the parent run's system and dataset."""
     system = manifest["system"]
     # Nulls too: a setting the parent run had switched off must stay off.
-    overrides = [f"{'.'.join(path)}={json.dumps(system.get(name))}" for name, path in setting_paths().items()]
-    overrides += [f"dataset={json.dumps(manifest['dataset'])}", f"results={json.dumps(results)}"]
-    return overrides
+    settings = {".".join(path): system.get(name) for name, path in setting_paths().items()}
+    settings["dataset"] = manifest["dataset"]
+    return settings
 
 
 def check_request(parent: dict[str, Any], intervention: str, top_k: int | None, reranker: str | None) -> None:
@@ -57,19 +129,58 @@ def check_request(parent: dict[str, Any], intervention: str, top_k: int | None, 
         import_callable(reranker, project_dir=parent["manifest"]["project"], option="--reranker")
 
 
-def _child(parent: dict[str, Any], store: ResultsStore, cases: list[str], role: str, request: str, **options: Any) -> dict[str, Any]:
+class PreparedDiagnosis:
+    """A validated diagnosis: its request, its store and the parent run's records.
+
+    Args:
+        request: The diagnosis request.
+        store: The store holding the parent run; child runs and the record go there too.
+        parent: The parent run's manifest, cases and judgments.
+    """
+
+    def __init__(self, request: DiagnosisRequest, store: ResultsStore, parent: dict[str, Any]) -> None:
+        self.request = request
+        self.store = store
+        self.parent = parent
+
+    @flow(name="oloproof-diagnose", flow_run_name="diagnose {run_id} {intervention}", validate_parameters=False)
+    def diagnose(
+        self, run_id: str, intervention: str, criterion: str, results: str, project: str | None = None,
+        threshold: float | None = None, top_k: int | None = None, reranker: str | None = None,
+    ) -> dict[str, Any]:
+        """Diagnose the prepared request; the parameters are its fields, as Prefect records them."""
+        return diagnose_prepared(self)
+
+    def __call__(self) -> dict[str, Any]:
+        """Run the bound flow."""
+        return self.diagnose(**self.request.model_dump(mode="json"))
+
+
+def prepare_diagnosis(request: DiagnosisRequest, store: ResultsStore) -> PreparedDiagnosis:
+    """Check the request against its parent run; raises before anything runs or is written."""
+    parent = load_parent_run.fn(store, request.run_id)
+    check_request(parent, request.intervention, request.top_k, request.reranker)
+    select_failures(parent["judgments"], parent["cases"], criterion=request.criterion,
+                    threshold=request.threshold, run_id=request.run_id)
+    return PreparedDiagnosis(request, store, parent)
+
+
+def _child(prepared: PreparedDiagnosis, cases: list[str], role: str, **variant: Any) -> dict[str, Any]:
     """Run a child run and return its manifest with its judgments (read from the store)."""
-    manifest = parent["manifest"]
-    extra = options.pop("overrides", [])
-    run = evaluate.with_options(flow_run_name=f"diagnose {role} · {len(cases)} cases")(
-        project=manifest["project"],
-        overrides=parent_overrides(manifest, store.url) + extra,
-        case_ids=cases,
-        bypass_generation_cache=True,
-        parent={"run_id": manifest["run_id"], "diagnosis_request": request, "role": role},
-        **options,
+    manifest = prepared.parent["manifest"]
+    settings = {**parent_settings(manifest), **variant.pop("settings", {})}
+    request = RunRequest(
+        run_id=new_run_id(), project=manifest["project"], settings=settings, results=prepared.store.url,
+        case_ids=tuple(cases), bypass_generation_cache=True,
+        parent={"run_id": manifest["run_id"], "diagnosis_request": prepared.request.identity, "role": role},
+        **variant,
     )
-    return {**run, "judgments": store.read_table(run_table(run["run_id"], "judgments"))}
+    env = prepare_environment(request)
+    try:
+        run = PreparedRun(env)(flow_run_name=f"diagnose {role} · {len(cases)} cases")
+    finally:
+        env.close()
+    return {**run, "judgments": prepared.store.read_table(run_table(run["run_id"], "judgments"))}
 
 
 @flow(name="oloproof-diagnose", flow_run_name="diagnose {run_id} {intervention}", validate_parameters=False)
@@ -85,61 +196,63 @@ def diagnose(
 ) -> dict[str, Any]:
     """Diagnose the failures of ``criterion`` in ``run_id`` under one intervention.
 
+    The entry point of deployments: the parameters become one request, checked once.
+
     Returns:
         The diagnosis record (also written to the store).
     """
-    if intervention not in INTERVENTIONS:
-        raise UsageError(f"unknown intervention {intervention!r} (known: {', '.join(INTERVENTIONS)})")
     store = locate_store(results, project)
-    results = store.url
-    # Only the chosen intervention's own option takes part, so a stray one can
-    # neither change the replay nor hide from the diagnosis's identity.
-    top_k = top_k if intervention == "top-k" else None
-    reranker = reranker if intervention == "reranker" else None
-    settings = {"top_k": top_k} if intervention == "top-k" else {"reranker": reranker} if intervention == "reranker" else {}
-    request = content_hash({"parent": run_id, "criterion": criterion, "threshold": threshold,
-                            "intervention": intervention, "settings": settings})
-    existing = find_diagnosis(store, request)
+    request = diagnosis_request(run_id, intervention, criterion, store, project=project,
+                                threshold=threshold, top_k=top_k, reranker=reranker)
+    existing = find_diagnosis(store, request.identity)
     if existing is not None:
         return existing
-    parent = load_parent_run(store, run_id)
-    check_request(parent, intervention, top_k, reranker)
-    selection = select_failures(parent["judgments"], parent["cases"], criterion=criterion,
-                                threshold=threshold, run_id=run_id)
+    return diagnose_prepared(prepare_diagnosis(request, store))
+
+
+def diagnose_prepared(prepared: PreparedDiagnosis) -> dict[str, Any]:
+    """The body of both diagnose flows: re-execute, label and record (or recall)."""
+    request, store, parent = prepared.request, prepared.store, prepared.parent
+    existing = find_diagnosis(store, request.identity)
+    if existing is not None:
+        return existing
+    selection = select_failures(parent["judgments"], parent["cases"], criterion=request.criterion,
+                                threshold=request.threshold, run_id=request.run_id)
     cases = list(selection.with_gold)
-    record: dict[str, Any] = {"parent_run_id": run_id, "criterion": criterion, "threshold": threshold,
-                              "intervention": intervention, "settings": settings, "labels_from": None,
+    record: dict[str, Any] = {"parent_run_id": request.run_id, "criterion": request.criterion,
+                              "threshold": request.threshold, "intervention": request.intervention,
+                              "settings": request.settings, "labels_from": None,
                               "without_gold": list(selection.without_gold), "cases": [], "recovered": 0,
                               "implicated": None, "child_runs": {}}
-    if intervention == "gold-context":
+    if request.intervention == "gold-context":
         if cases:
             runs = {
-                "gold_context": _child(parent, store, cases, "gold context", request, context_source="gold"),
-                "control": _child(parent, store, cases, "control", request),
+                "gold_context": _child(prepared, cases, "gold context", context_source="gold"),
+                "control": _child(prepared, cases, "control"),
             }
-            record.update(label_failures(parent, cases, runs, criterion, threshold))
+            record.update(label_failures(parent, cases, runs, request.criterion, request.threshold))
             record["child_runs"] = {role: run["run_id"] for role, run in runs.items()}
     else:
-        gold = diagnose(run_id, "gold-context", criterion, results, project, threshold=threshold)
-        record.update(_replay(parent, store, cases, request, gold, criterion, threshold, top_k, reranker))
+        gold = PreparedDiagnosis(request.gold_context(), store, parent)()
+        record.update(_replay(prepared, cases, gold))
     record["diagnosis_id"] = diagnosis_id_of(record)
-    record["request"] = request
-    write_diagnosis(store, record, request)
+    record["request"] = request.identity
+    write_diagnosis(store, record, request.identity)
     return record
 
 
-def _replay(parent: dict[str, Any], store: ResultsStore, cases: list[str], request: str, gold: dict[str, Any],
-            criterion: str, threshold: float | None, top_k: int | None, reranker: str | None) -> dict[str, Any]:
-    options: dict[str, Any] = {"replay_from": parent["manifest"]["run_id"]}
-    if top_k is not None:
-        options["overrides"] = [f"system.rag.top_k={top_k}"]
-    role = f"top-k {top_k}" if top_k is not None else f"reranker {reranker}"
+def _replay(prepared: PreparedDiagnosis, cases: list[str], gold: dict[str, Any]) -> dict[str, Any]:
+    request, parent_id = prepared.request, prepared.parent["manifest"]["run_id"]
+    variant: dict[str, Any] = {"replay_from": parent_id, "reranker": request.reranker}
+    if request.top_k is not None:
+        variant["settings"] = {"system.rag.top_k": request.top_k}
+    role = f"top-k {request.top_k}" if request.top_k is not None else f"reranker {request.reranker}"
     runs: dict[str, Any] = {}
     if cases:
-        runs["intervention"] = _child(parent, store, cases, role, request, reranker=reranker, **options)
-        runs["replay_control"] = _child(parent, store, cases, "replay control", request,
-                                        replay_from=parent["manifest"]["run_id"])
-    verdicts = {role_: passed_cases(run["judgments"], criterion, threshold) for role_, run in runs.items()}
+        runs["intervention"] = _child(prepared, cases, role, **variant)
+        runs["replay_control"] = _child(prepared, cases, "replay control", replay_from=parent_id)
+    verdicts = {role_: passed_cases(run["judgments"], request.criterion, request.threshold)
+                for role_, run in runs.items()}
     labelled = {case["case_id"]: case for case in gold["cases"]}
     merged = []
     for case_id in cases:

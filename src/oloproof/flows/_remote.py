@@ -8,45 +8,13 @@ credentials stay in the environment, where s3fs reads them.
 from __future__ import annotations
 
 import hashlib
-import re
 from pathlib import Path
 from typing import Any
 
+from oloproof._secrets import has_secrets, public_options
 from oloproof.store import PREFECT_DIR, ResultsStore
 
-__all__ = ["has_secrets", "public_options", "public_overrides", "remote_result_storage"]
-
-_SECRET = re.compile(r"(key|secret|token|password|credential|session)", re.IGNORECASE)
-
-
-def public_options(options: Any) -> Any:
-    """``options`` without any entry whose name looks like a credential."""
-    if isinstance(options, dict):
-        return {
-            name: public_options(value)
-            for name, value in options.items()
-            if name == "endpoint_url" or not _SECRET.search(str(name))
-        }
-    return options
-
-
-def has_secrets(options: Any) -> bool:
-    """Whether ``options`` holds anything that looks like a credential."""
-    return public_options(options) != options
-
-
-def public_overrides(overrides: list[str]) -> list[str]:
-    """``--set`` overrides without those that set a credential."""
-    kept = []
-    for text in overrides:
-        key = text.partition("=")[0]
-        parts = key.split(".")
-        if parts[0] == "storage_options" and any(
-            part != "endpoint_url" and _SECRET.search(part) for part in parts[1:]
-        ):
-            continue
-        kept.append(text)
-    return kept
+__all__ = ["remote_result_storage"]
 
 
 def remote_result_storage(store: ResultsStore, storage_options: dict[str, Any]) -> Any:

@@ -1,6 +1,15 @@
 """The run flow: orchestrates the stage tasks over batches of cases.
 
-The flow only orchestrates: every computation and every write is a task.
+The flow only orchestrates: every computation and every write is a task, and
+every task is handed the run's `RunEnvironment` as an argument.
+
+Two flows share one body, `run_stages`: `evaluate`, the entry point of
+deployments, turns its parameters into a `RunRequest` and prepares it itself;
+`PreparedRun.evaluate` runs an environment its caller already prepared (the
+CLI validates everything before a flow starts, and a diagnosis prepares its
+child runs). That flow is bound to the environment, so the system instance, the
+store and any credentials travel by reference, and Prefect records only the
+request's public parameters.
 """
 
 from __future__ import annotations
@@ -16,29 +25,29 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import opaque, quote
 
 from oloproof._ids import new_run_id
+from oloproof.config import parse_overrides
 from oloproof.flows._runner import THREAD_WORKERS
 from oloproof.flows._storage import prefect_result_storage
 from oloproof.records import EvaluatorEntry, RunManifest, RunVariant
 from oloproof.tasks import (
     Batch,
-    RunContext,
     RunEnvironment,
+    RunRequest,
     assemble_contexts,
-    environment,
     generate_outputs,
     judge_cases,
     lookup_executions,
     plan_batches,
+    prepare_environment,
     publish_report,
     record_executions,
-    release_environment,
     retrieve_passages,
     summarize_run,
     write_run,
 )
 from oloproof.tasks._identity import content_hash
 
-__all__ = ["evaluate", "run_name"]
+__all__ = ["PreparedRun", "evaluate", "run_name", "run_stages", "run_tags"]
 
 
 def run_name(env: RunEnvironment) -> str:
@@ -69,24 +78,6 @@ def _label_flow_run(name: str | None, tags: list[str]) -> None:
         client.update_flow_run(flow_run_id, name=name or current.name, tags=merged)
 
 
-def _context(params: dict[str, Any]) -> RunContext:
-    overrides = list(params.get("overrides") or [])
-    if params.get("index_version"):
-        overrides.append(f"system.rag.index_version={params['index_version']}")
-    return RunContext(
-        run_id=params.get("run_id") or "",
-        project_dir=str(params.get("project") or "."),
-        overrides=tuple(overrides),
-        results=params.get("results") or None,
-        replay_from=params.get("replay_from"),
-        context_source=params.get("context_source") or "assembled",
-        reranker=params.get("reranker"),
-        bypass_generation_cache=bool(params.get("bypass_generation_cache")),
-        case_ids=tuple(params["case_ids"]) if params.get("case_ids") is not None else None,
-        parent=params.get("parent"),
-    )
-
-
 def _stage_tasks(env: RunEnvironment) -> dict[str, Any]:
     storage = prefect_result_storage(env.store, env.project.config.storage_options)
     return {
@@ -96,18 +87,18 @@ def _stage_tasks(env: RunEnvironment) -> dict[str, Any]:
 
 
 def _submit_batch(
-    context: RunContext, env: RunEnvironment, batch: Batch, cached: dict[str, Any], tasks: dict[str, Any]
+    env: RunEnvironment, batch: Batch, cached: dict[str, Any], tasks: dict[str, Any]
 ) -> tuple[list[PrefectFuture[Any]], PrefectFuture[Any]]:
     todo = Batch(batch.index, tuple(c for c in batch.case_ids if c not in cached))
     retrieved = assembled = generated = None
     if todo.case_ids:
         if env.system.config.kind == "rag":
-            retrieved = tasks["retrieve"].submit(context, todo)
-            assembled = tasks["assemble"].submit(context, todo, _opaque(retrieved))
-        generated = tasks["generate"].submit(context, todo, _opaque(assembled))
+            retrieved = tasks["retrieve"].submit(_quote(env), todo)
+            assembled = tasks["assemble"].submit(_quote(env), todo, _opaque(retrieved))
+        generated = tasks["generate"].submit(_quote(env), todo, _opaque(assembled))
     stages = [future for future in (retrieved, assembled, generated) if future is not None]
     return stages, record_executions.submit(
-        context, batch, _quote(cached), _opaque(retrieved), _opaque(assembled), _opaque(generated)
+        _quote(env), batch, _quote(cached), _opaque(retrieved), _opaque(assembled), _opaque(generated)
     )
 
 
@@ -126,7 +117,9 @@ def _opaque(future: PrefectFuture[Any] | None) -> Any:
 
 
 def _quote(value: Any) -> Any:
-    # Pass a materialized value without Prefect walking every nested value of it.
+    # Pass a materialized value without Prefect walking every nested value of it
+    # (the environment holds every case). Dask pickles arguments instead; the
+    # environment pickles as its request.
     return quote(value) if _threads() else value
 
 
@@ -142,7 +135,7 @@ def _raise_first_failure(env: RunEnvironment, futures: list[PrefectFuture[Any]])
 
 
 def _manifest(env: RunEnvironment, summary: dict[str, Any], started: datetime) -> RunManifest:
-    ctx, config = env.context, env.project.config
+    ctx, config = env.request, env.project.config
     return RunManifest(
         run_id=ctx.run_id,
         status="complete",
@@ -172,67 +165,129 @@ def _manifest(env: RunEnvironment, summary: dict[str, Any], started: datetime) -
     )
 
 
-@flow(
-    name="oloproof-run",
-    flow_run_name="run {project}",
-    validate_parameters=False,
-    task_runner=ThreadPoolTaskRunner(max_workers=THREAD_WORKERS),
-)
+def run_stages(env: RunEnvironment) -> dict[str, Any]:
+    """Run every stage over every case of ``env``, judge, and record the run.
+
+    The body of both run flows: it must run inside a flow run.
+
+    Returns:
+        The run manifest with its ``metrics``; per-case records are in the store.
+    """
+    started = datetime.now(UTC)
+    try:
+        # Child runs keep the name their parent flow gave them.
+        _label_flow_run(run_name(env) if env.request.parent is None else None, run_tags(env))
+        tasks = _stage_tasks(env)
+        batches = plan_batches(list(env.cases), env.project.config.batch_size)
+        lookups = [lookup_executions.submit(_quote(env), batch) for batch in batches]
+        submitted = [_submit_batch(env, b, f.result(), tasks) for b, f in zip(batches, lookups)]
+        merged = [record for _, record in submitted]
+        judged = [tasks["judge"].submit(_quote(env), b, _opaque(m)) for b, m in zip(batches, merged)]
+        _raise_first_failure(env, [future for stages, _ in submitted for future in stages] + merged + judged)
+        case_results = [r for m in merged for r in m.result().values()]
+        judgments = [row for future in judged for rows in future.result().values() for row in rows]
+        del submitted, merged, judged  # the merged results are all that is still needed
+        summary = summarize_run.submit(_quote(env), _quote(case_results), _quote(judgments)).result()
+        manifest = _manifest(env, summary, started).model_dump(mode="json")
+        write_run.submit(_quote(env), manifest, _quote(case_results), _quote(summary)).result()
+        publish_report.submit(manifest, _quote(summary["metrics"])).result()
+        # Per-case data stays in the store: Prefect walks a flow's return value, and
+        # at 100,000 cases that walk alone would take many seconds.
+        return {**manifest, "metrics": summary["metrics"]}
+    except BaseException:
+        # Stop every other batch's pending calls now: the task runner joins its
+        # threads before this flow returns, and a signal must not wait for them.
+        env.close()
+        raise
+
+
+_RUN_FLOW: dict[str, Any] = {
+    "name": "oloproof-run",
+    "flow_run_name": "run {project}",
+    "validate_parameters": False,
+    "task_runner": ThreadPoolTaskRunner(max_workers=THREAD_WORKERS),
+}
+"""Both run flows are one flow to Prefect and the UI."""
+
+
+def settings_of(overrides: list[str] | None, index_version: str | None) -> dict[str, Any]:
+    """A deployment's ``overrides`` (``key=value`` text) and ``index_version`` as settings."""
+    settings = parse_overrides(list(overrides or []))
+    if index_version:
+        settings["system.rag.index_version"] = str(index_version)
+    return settings
+
+
+@flow(**_RUN_FLOW)
 def evaluate(
     project: str = ".",
     overrides: list[str] | None = None,
     index_version: str | None = None,
     results: str | None = None,
     run_id: str | None = None,
-    replay_from: str | None = None,
-    context_source: str = "assembled",
-    reranker: str | None = None,
-    bypass_generation_cache: bool = False,
-    case_ids: list[str] | None = None,
-    parent: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Evaluate a project: run every stage over every case, judge, and record the run.
+
+    The entry point of deployments and index events.
 
     Args:
         project: The project folder (holding ``oloproof.yaml``).
         overrides: ``key.path=value`` settings applied over the file.
-        index_version: Shorthand for ``system.rag.index_version=...`` (index events).
-        results: Shorthand for ``results=...``: the store URL.
+        index_version: Sets ``system.rag.index_version`` (index events).
+        results: The results store URL; the project's when absent.
         run_id: The id to record the run under; a new ``run_<ULID>`` when absent.
-        replay_from: Replay this run's recorded retrievals instead of retrieving.
-        context_source: ``assembled``, or ``gold`` to generate from ``expected.gold_context``.
-        reranker: ``module:function`` applied to replayed candidates.
-        bypass_generation_cache: Re-execute generation even when cached.
-        case_ids: Run only these cases (diagnosis child runs).
-        parent: What a child run was run for (recorded in its manifest).
 
     Returns:
         The run manifest with its ``metrics``; per-case records are in the store.
     """
-    started = datetime.now(UTC)
-    params = dict(locals())
-    params["run_id"] = run_id or new_run_id()
-    context = _context(params)
-    env = environment(context)
+    request = RunRequest(
+        run_id=run_id or new_run_id(),
+        project=str(project or "."),
+        settings=settings_of(overrides, index_version),
+        results=results or None,
+    )
+    env = prepare_environment(request)
     try:
-        # Child runs keep the name their parent flow gave them.
-        _label_flow_run(run_name(env) if context.parent is None else None, run_tags(env))
-        tasks = _stage_tasks(env)
-        batches = plan_batches(list(env.cases), env.project.config.batch_size)
-        lookups = [lookup_executions.submit(context, batch) for batch in batches]
-        submitted = [_submit_batch(context, env, b, f.result(), tasks) for b, f in zip(batches, lookups)]
-        merged = [record for _, record in submitted]
-        judged = [tasks["judge"].submit(context, b, _opaque(m)) for b, m in zip(batches, merged)]
-        _raise_first_failure(env, [future for stages, _ in submitted for future in stages] + merged + judged)
-        case_results = [r for m in merged for r in m.result().values()]
-        judgments = [row for future in judged for rows in future.result().values() for row in rows]
-        del submitted, merged, judged  # the merged results are all that is still needed
-        summary = summarize_run.submit(context, _quote(case_results), _quote(judgments)).result()
-        manifest = _manifest(env, summary, started).model_dump(mode="json")
-        write_run.submit(context, manifest, _quote(case_results), _quote(summary)).result()
-        publish_report.submit(context, manifest, _quote(summary["metrics"])).result()
-        # Per-case data stays in the store: Prefect walks a flow's return value, and
-        # at 100,000 cases that walk alone would take many seconds.
-        return {**manifest, "metrics": summary["metrics"]}
+        return run_stages(env)
     finally:
-        release_environment(context.run_id)
+        env.close()
+
+
+class PreparedRun:
+    """A validated, prepared run and the flow that evaluates it.
+
+    Args:
+        env: The prepared environment; its owner closes it.
+    """
+
+    def __init__(self, env: RunEnvironment) -> None:
+        self.env = env
+
+    @flow(**_RUN_FLOW)
+    def evaluate(
+        self,
+        run_id: str,
+        project: str,
+        settings: dict[str, Any],
+        results: str | None = None,
+        context_source: str = "assembled",
+        replay_from: str | None = None,
+        reranker: str | None = None,
+        bypass_generation_cache: bool = False,
+        case_ids: list[str] | None = None,
+        parent: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """Evaluate the prepared run.
+
+        The parameters are its request as Prefect records it (``RunRequest.public``,
+        credentials left out); the body runs the environment built from that request.
+
+        Returns:
+            The run manifest with its ``metrics``; per-case records are in the store.
+        """
+        return run_stages(self.env)
+
+    def __call__(self, **flow_options: Any) -> dict[str, Any]:
+        """Run the flow (``flow_options`` as for ``Flow.with_options``)."""
+        bound = self.evaluate.with_options(**flow_options) if flow_options else self.evaluate
+        return bound(**self.env.request.public())

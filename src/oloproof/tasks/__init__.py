@@ -3,16 +3,7 @@
 from oloproof.tasks._assemble import assemble_context
 from oloproof.tasks._assemble_task import assemble_contexts
 from oloproof.tasks._batch import Batch, plan_batches
-from oloproof.tasks._environment import (
-    RunContext,
-    RunEnvironment,
-    add_progress_hook,
-    environment,
-    prepare_environment,
-    register_environment,
-    release_environment,
-    remove_progress_hook,
-)
+from oloproof.tasks._environment import ProgressHook, RunEnvironment, RunRequest, prepare_environment
 from oloproof.tasks._execution import lookup_executions, record_executions
 from oloproof.tasks._generate import generate_outputs
 from oloproof.tasks._identity import (
@@ -34,16 +25,15 @@ __all__ = [
     "SCHEMA_VERSION",
     "Batch",
     "BatchIdentity",
-    "RunContext",
+    "ProgressHook",
     "RunEnvironment",
-    "add_progress_hook",
+    "RunRequest",
     "assemble_context",
     "assemble_contexts",
     "assembly_key",
     "cache_counts",
     "case_rows",
     "content_hash",
-    "environment",
     "execution_key",
     "generate_outputs",
     "generation_key",
@@ -54,9 +44,6 @@ __all__ = [
     "prepare_environment",
     "publish_report",
     "record_executions",
-    "register_environment",
-    "release_environment",
-    "remove_progress_hook",
     "retrieval_key",
     "retrieval_rows",
     "retrieve_passages",

@@ -12,9 +12,9 @@ from oloproof._system._passage import Passage
 from oloproof.tasks._assemble import assemble_context
 from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import Outcome, WorkItem, passthrough, run_cached
-from oloproof.tasks._environment import RunContext, RunEnvironment, environment
+from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._identity import assembly_key
-from oloproof.tasks._policy import BatchIdentity
+from oloproof.tasks._policy import stage_task_options
 
 __all__ = ["assemble_contexts", "assembly_items"]
 
@@ -74,29 +74,16 @@ def _record(
 
 
 def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]]:
-    env = environment(inputs["context"])
-    batch = inputs["batch"]
-    items = env.keep_plan("assemble", batch.case_ids, assembly_items(env, batch, inputs["retrievals"]))
+    items = assembly_items(inputs["env"], inputs["batch"], inputs["retrievals"])
     return [(item.case_id, item.key) for item in items]
 
 
-@task(
-    name="assemble",
-    task_run_name="assemble {batch.label}",
-    cache_policy=BatchIdentity(stage="assemble", identities=_identities),
-    persist_result=True,
-    result_serializer="json",
-    # Batch results are read back from the store by the next stage; holding every
-    # batch in memory until the flow ends would grow with the run.
-    cache_result_in_memory=False,
-)
+@task(**stage_task_options("assemble", _identities))
 def assemble_contexts(
-    context: RunContext, batch: Batch, retrievals: dict[str, Outcome]
+    env: RunEnvironment, batch: Batch, retrievals: dict[str, Outcome]
 ) -> dict[str, Outcome]:
     """Assemble each successfully retrieved case; failed retrievals pass through."""
-    env = environment(context)
-    items = env.take_plan("assemble", batch.case_ids, lambda: assembly_items(env, batch, retrievals))
-    done = run_cached(env, "assemble", items)
+    done = run_cached(env, "assemble", assembly_items(env, batch, retrievals))
     return {
         case_id: done.get(case_id) or passthrough(retrievals.get(case_id))
         for case_id in batch.case_ids

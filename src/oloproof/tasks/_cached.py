@@ -144,14 +144,14 @@ def run_cached(
             failed = True
             results[item.case_id] = outcome(
                 key=item.key, error=_describe(error), error_stage=stage, ms=called.ms,
-                computed_by=env.context.run_id,
+                computed_by=env.run_id,
             )
         else:
             if use_cache and not shared:
                 env.store.put_record(stage, item.key, record)
             results[item.case_id] = outcome(
                 key=item.key, record=record, hit=shared, ms=0.0 if shared else called.ms,
-                computed_by=env.context.run_id,
+                computed_by=env.run_id,
             )
         env.progress(stage)
     if failed:

@@ -12,7 +12,7 @@ from prefect.cache_policies import NO_CACHE
 
 from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import Outcome, is_hit
-from oloproof.tasks._environment import RunContext, RunEnvironment, environment
+from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._identity import execution_key
 from oloproof.tasks._retry import retry_io_only
 
@@ -32,14 +32,13 @@ _RECORD_FIELDS = (
 
 def _uses_execution_cache(env: RunEnvironment) -> bool:
     # Diagnosis variants change what a stage sees without changing the system.
-    ctx = env.context
+    ctx = env.request
     return ctx.context_source == "assembled" and ctx.replay_from is None and not ctx.bypass_generation_cache
 
 
 @task(cache_policy=NO_CACHE, name="lookup-executions", task_run_name="lookup executions ({batch.label})")
-def lookup_executions(context: RunContext, batch: Batch) -> dict[str, dict[str, Any]]:
+def lookup_executions(env: RunEnvironment, batch: Batch) -> dict[str, dict[str, Any]]:
     """Return the cached execution of each case of the batch that has one."""
-    env = environment(context)
     if not _uses_execution_cache(env):
         return {}
     system = env.system_dict
@@ -92,7 +91,7 @@ def _merge(case_id: str, key: str, stages: dict[str, Outcome | None], run_id: st
     retry_condition_fn=retry_io_only,
 )
 def record_executions(
-    context: RunContext,
+    env: RunEnvironment,
     batch: Batch,
     cached: dict[str, dict[str, Any]],
     retrievals: dict[str, Outcome] | None,
@@ -100,7 +99,6 @@ def record_executions(
     generations: dict[str, Outcome] | None,
 ) -> dict[str, dict[str, Any]]:
     """Merge each case's stage outcomes and record successful executions."""
-    env = environment(context)
     system = env.system_dict
     results: dict[str, dict[str, Any]] = {}
     for case_id in batch.case_ids:
@@ -112,7 +110,7 @@ def record_executions(
             name: (None if outcomes is None else outcomes.get(case_id))
             for name, outcomes in (("retrieve", retrievals), ("assemble", assemblies), ("generate", generations))
         }
-        results[case_id] = result = _merge(case_id, key, stages, context.run_id)
+        results[case_id] = result = _merge(case_id, key, stages, env.run_id)
         if result["status"] == "ok" and _uses_execution_cache(env):
             env.store.put_record("execute", key, {name: result[name] for name in _RECORD_FIELDS})
     return results

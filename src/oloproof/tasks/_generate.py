@@ -10,9 +10,9 @@ from prefect import task
 from oloproof._system._passage import Passage
 from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import CaseFailure, Outcome, WorkItem, passthrough, run_cached
-from oloproof.tasks._environment import RunContext, RunEnvironment, environment
+from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._identity import generation_key
-from oloproof.tasks._policy import BatchIdentity
+from oloproof.tasks._policy import stage_task_options
 
 __all__ = ["generate_outputs", "generation_items"]
 
@@ -22,7 +22,7 @@ def _context_for(
 ) -> list[dict[str, Any]] | None:
     if env.system.config.kind == "plain":
         return None
-    if env.context.context_source == "gold":
+    if env.request.context_source == "gold":
         gold = env.cases[case_id].expected.gold_context or []
         return [passage.model_dump(mode="json") for passage in gold]
     if assembled is None:
@@ -81,31 +81,20 @@ def _json_problem(value: Any) -> str:
 
 
 def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]] | None:
-    env = environment(inputs["context"])
-    if env.context.bypass_generation_cache:
+    env = inputs["env"]
+    if env.request.bypass_generation_cache:
         return None
-    batch = inputs["batch"]
-    items = env.keep_plan("generate", batch.case_ids, generation_items(env, batch, inputs["assemblies"]))
+    items = generation_items(env, inputs["batch"], inputs["assemblies"])
     return [(item.case_id, item.key) for item in items]
 
 
-@task(
-    name="generate",
-    task_run_name="generate {batch.label}",
-    cache_policy=BatchIdentity(stage="generate", identities=_identities),
-    persist_result=True,
-    result_serializer="json",
-    # Batch results are read back from the store by the next stage; holding every
-    # batch in memory until the flow ends would grow with the run.
-    cache_result_in_memory=False,
-)
+@task(**stage_task_options("generate", _identities))
 def generate_outputs(
-    context: RunContext, batch: Batch, assemblies: dict[str, Outcome] | None = None
+    env: RunEnvironment, batch: Batch, assemblies: dict[str, Outcome] | None = None
 ) -> dict[str, Outcome]:
     """Generate each ready case of the batch; earlier failures pass through."""
-    env = environment(context)
-    items = env.take_plan("generate", batch.case_ids, lambda: generation_items(env, batch, assemblies))
-    done = run_cached(env, "generate", items, use_cache=not context.bypass_generation_cache)
+    items = generation_items(env, batch, assemblies)
+    done = run_cached(env, "generate", items, use_cache=not env.request.bypass_generation_cache)
     return {
         case_id: done.get(case_id)
         or passthrough(None if assemblies is None else assemblies.get(case_id))

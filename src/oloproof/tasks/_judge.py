@@ -15,9 +15,9 @@ from oloproof._exceptions import SystemContractError
 from oloproof.evaluators import CaseView, Evaluator, Verdict
 from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import WorkItem, run_cached
-from oloproof.tasks._environment import RunContext, RunEnvironment, environment
+from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._identity import content_hash, judgment_key
-from oloproof.tasks._policy import BatchIdentity
+from oloproof.tasks._policy import stage_task_options
 
 __all__ = ["case_view", "judge_cases", "settle_judgments"]
 
@@ -95,27 +95,16 @@ def _row(evaluator: Evaluator, **values: Any) -> dict[str, Any]:
 
 
 def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]]:
-    env, batch = environment(inputs["context"]), inputs["batch"]
-    items, _ = env.keep_plan("judge", batch.case_ids, _plan(env, inputs["results"]))
+    items, _ = _plan(inputs["env"], inputs["results"])
     return [(item.case_id, item.key) for item in items]
 
 
-@task(
-    name="judge",
-    task_run_name="judge {batch.label}",
-    cache_policy=BatchIdentity(stage="judge", identities=_identities),
-    persist_result=True,
-    result_serializer="json",
-    # Batch results are read back from the store by the next stage; holding every
-    # batch in memory until the flow ends would grow with the run.
-    cache_result_in_memory=False,
-)
+@task(**stage_task_options("judge", _identities))
 def judge_cases(
-    context: RunContext, batch: Batch, results: dict[str, dict[str, Any]]
+    env: RunEnvironment, batch: Batch, results: dict[str, dict[str, Any]]
 ) -> dict[str, list[dict[str, Any]]]:
     """Judge every case of the batch with every evaluator; one row per criterion."""
-    env = environment(context)
-    items, rows = env.take_plan("judge", batch.case_ids, lambda: _plan(env, results))
+    items, rows = _plan(env, results)
     for slot, done in run_cached(env, "judge", items).items():
         evaluator = next(e for e in env.evaluators if slot.endswith(_SEP + e.criterion))
         if not done["ok"]:

@@ -14,7 +14,7 @@ from prefect.cache_policies import NO_CACHE
 
 from oloproof.records import CaseRow, ContextEntry, JudgmentRow, MetricRow, Record, RetrievalRow
 from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, TableSchema, run_manifest, run_table
-from oloproof.tasks._environment import RunContext, environment
+from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._retry import retry_io_only
 
 __all__ = ["case_rows", "judgment_rows", "metric_rows", "publish_report", "retrieval_rows", "write_run"]
@@ -75,10 +75,9 @@ def metric_rows(run_id: str, metrics: list[dict[str, Any]]) -> Iterator[MetricRo
 
 @task(cache_policy=NO_CACHE, name="write-run", task_run_name="write run {manifest[run_id]}", retries=3, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
 def write_run(
-    context: RunContext, manifest: dict[str, Any], results: list[dict[str, Any]], summary: dict[str, Any]
+    env: RunEnvironment, manifest: dict[str, Any], results: list[dict[str, Any]], summary: dict[str, Any]
 ) -> str:
     """Write the run's tables, then its manifest; returns the run id."""
-    env = environment(context)
     run_id = manifest["run_id"]
     tables: tuple[tuple[TableSchema, Iterable[Record]], ...] = (
         (CASES, case_rows(run_id, results, summary["facts"], env.cases)),
@@ -94,7 +93,7 @@ def write_run(
 
 
 @task(cache_policy=NO_CACHE, name="publish-report", task_run_name="publish report {manifest[run_id]}")
-def publish_report(context: RunContext, manifest: dict[str, Any], metrics: list[dict[str, Any]]) -> None:
+def publish_report(manifest: dict[str, Any], metrics: list[dict[str, Any]]) -> None:
     """A Prefect artifact with the metrics table, linked to the run id, for the UI."""
     from prefect.artifacts import create_markdown_artifact
 

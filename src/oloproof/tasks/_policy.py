@@ -20,7 +20,7 @@ from prefect.context import TaskRunContext
 
 from oloproof.tasks._identity import SCHEMA_VERSION, content_hash
 
-__all__ = ["BATCH_FORMAT", "BatchIdentity"]
+__all__ = ["BATCH_FORMAT", "BatchIdentity", "IdentityFn", "stage_task_options"]
 
 IdentityFn = Callable[[dict[str, Any]], list[tuple[str, str]] | None]
 """The task inputs to the batch's ``(case id, identity key)`` pairs, or ``None`` to bypass."""
@@ -51,3 +51,17 @@ class BatchIdentity(CachePolicy):
             return None  # nothing to compute, or caching bypassed on purpose
         digest = content_hash({"stage": self.stage, "cases": sorted(pairs)})
         return f"oloproof-{self.stage}-v{SCHEMA_VERSION}.{BATCH_FORMAT}-{digest}"
+
+
+def stage_task_options(stage: str, identities: IdentityFn) -> dict[str, Any]:
+    """The Prefect options of a stage's batch task, cached under its cases' identities."""
+    return {
+        "name": stage,
+        "task_run_name": f"{stage} {{batch.label}}",
+        "cache_policy": BatchIdentity(stage=stage, identities=identities),
+        "persist_result": True,
+        "result_serializer": "json",
+        # Batch results are read back from the store by the next stage; holding
+        # every batch in memory until the flow ends would grow with the run.
+        "cache_result_in_memory": False,
+    }

@@ -10,10 +10,10 @@ from oloproof._exceptions import NotFoundError, SystemContractError
 from oloproof._system._passage import Retrieval
 from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import Outcome, WorkItem, run_cached
-from oloproof.tasks._environment import RunContext, RunEnvironment, environment
+from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._identity import content_hash, retrieval_key
 from oloproof.tasks._replay import replay_retrieval
-from oloproof.tasks._policy import BatchIdentity
+from oloproof.tasks._policy import stage_task_options
 
 __all__ = ["retrieve_passages", "retrieval_items"]
 
@@ -42,19 +42,19 @@ def retrieval_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
 def _replay_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
     # Replays are keyed by what they replay; they never touch the retrieve cache.
     depth = env.system_dict["depth"]
-    where = f"re-ranker {env.context.reranker}"
+    where = f"re-ranker {env.request.reranker}"
     items = []
     for case_id in batch.case_ids:
         recorded = (env.recorded or {}).get(case_id)
         if recorded is None:
             raise NotFoundError(
-                f"run {env.context.replay_from} has no recorded retrieval for case {case_id!r}",
+                f"run {env.request.replay_from} has no recorded retrieval for case {case_id!r}",
                 field="replay_from",
             )
         items.append(
             WorkItem(
                 case_id=case_id,
-                key=content_hash({"replay": env.context.replay_from, "case": case_id, "reranker": env.context.reranker}),
+                key=content_hash({"replay": env.request.replay_from, "case": case_id, "reranker": env.request.reranker}),
                 call=replay_retrieval,
                 args=(recorded, depth, env.reranker, where),
                 finish=lambda value, case_id=case_id: {**_record(env, case_id, value, depth), "replayed": True},
@@ -84,26 +84,13 @@ def _record(env: RunEnvironment, case_id: str, value: Any, depth: int) -> dict[s
 
 
 def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]] | None:
-    env = environment(inputs["context"])
+    env = inputs["env"]
     if env.recorded is not None:
         return None  # a replay is cheap and must reflect the re-ranker as it is now
-    batch = inputs["batch"]
-    items = env.keep_plan("retrieve", batch.case_ids, retrieval_items(env, batch))
-    return [(item.case_id, item.key) for item in items]
+    return [(item.case_id, item.key) for item in retrieval_items(env, inputs["batch"])]
 
 
-@task(
-    name="retrieve",
-    task_run_name="retrieve {batch.label}",
-    cache_policy=BatchIdentity(stage="retrieve", identities=_identities),
-    persist_result=True,
-    result_serializer="json",
-    # Batch results are read back from the store by the next stage; holding every
-    # batch in memory until the flow ends would grow with the run.
-    cache_result_in_memory=False,
-)
-def retrieve_passages(context: RunContext, batch: Batch) -> dict[str, Outcome]:
+@task(**stage_task_options("retrieve", _identities))
+def retrieve_passages(env: RunEnvironment, batch: Batch) -> dict[str, Outcome]:
     """Retrieve each case of the batch, reusing records under the same identity."""
-    env = environment(context)
-    items = env.take_plan("retrieve", batch.case_ids, lambda: retrieval_items(env, batch))
-    return run_cached(env, "retrieve", items, use_cache=env.recorded is None)
+    return run_cached(env, "retrieve", retrieval_items(env, batch), use_cache=env.recorded is None)

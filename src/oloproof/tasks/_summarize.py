@@ -9,7 +9,7 @@ from prefect.cache_policies import NO_CACHE
 
 from oloproof.report._facts import case_facts, slice_value
 from oloproof.report._summary import summarize_metrics
-from oloproof.tasks._environment import RunContext, environment
+from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._judge import settle_judgments
 
 __all__ = ["cache_counts", "summarize_run"]
@@ -30,14 +30,13 @@ def cache_counts(results: list[dict[str, Any]], judgments: list[dict[str, Any]])
     }
 
 
-@task(cache_policy=NO_CACHE, name="summarize", task_run_name="summarize {context.run_id}")
+@task(cache_policy=NO_CACHE, name="summarize", task_run_name="summarize {env.run_id}")
 def summarize_run(
-    context: RunContext, results: list[dict[str, Any]], judgments: list[dict[str, Any]]
+    env: RunEnvironment, results: list[dict[str, Any]], judgments: list[dict[str, Any]]
 ) -> dict[str, Any]:
     """Per-case facts and the metric rows (overall and per slice)."""
-    env = environment(context)
     config = env.project.config
-    judgments = settle_judgments(judgments, context.run_id)
+    judgments = settle_judgments(judgments, env.run_id)
     facts = {
         r["case_id"]: case_facts(env.cases[r["case_id"]], r, env.system.config.top_k) for r in results
     }
