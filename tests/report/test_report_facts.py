@@ -29,7 +29,8 @@ def _candidates(*doc_ids):
 
 
 def _ok(candidates, dropped=None):
-    return {"status": "ok", "candidates": candidates, "dropped": dropped}
+    # What case_facts is given of an executed case: its candidates and what assembly dropped.
+    return {"candidates": candidates, "dropped": dropped}
 
 
 # -- best_relevant_position ---------------------------------------------------
@@ -74,72 +75,68 @@ def test_position_is_by_document_whatever_the_chunk():
 
 
 def test_relevant_position_within_top_k_is_the_number():
-    facts = case_facts(_case([{"doc_id": "kb-02"}]), _ok(_candidates("kb-01", "kb-02")), top_k=2)
+    facts = case_facts(_case([{"doc_id": "kb-02"}]), **_ok(_candidates("kb-01", "kb-02")), top_k=2)
     assert facts == {"best_relevant_position": 2, "relevant_position": "2", "context_truncated": False}
 
 
 def test_relevant_position_at_exactly_top_k_is_still_a_number():
-    facts = case_facts(_case([{"doc_id": "kb-03"}]), _ok(_candidates("a", "b", "kb-03")), top_k=3)
+    facts = case_facts(_case([{"doc_id": "kb-03"}]), **_ok(_candidates("a", "b", "kb-03")), top_k=3)
     assert facts["relevant_position"] == "3"
 
 
 def test_relevant_position_below_top_k_is_beyond_top_k():
-    facts = case_facts(_case([{"doc_id": "kb-03"}]), _ok(_candidates("a", "b", "kb-03")), top_k=2)
+    facts = case_facts(_case([{"doc_id": "kb-03"}]), **_ok(_candidates("a", "b", "kb-03")), top_k=2)
     assert facts == {"best_relevant_position": 3, "relevant_position": "beyond_top_k", "context_truncated": False}
 
 
 def test_without_top_k_every_position_is_a_number():
-    facts = case_facts(_case([{"doc_id": "kb-06"}]), _ok(_candidates("a", "b", "c", "d", "e", "kb-06")), top_k=None)
+    facts = case_facts(_case([{"doc_id": "kb-06"}]), **_ok(_candidates("a", "b", "c", "d", "e", "kb-06")), top_k=None)
     assert facts["relevant_position"] == "6"
 
 
 def test_relevant_document_never_retrieved_is_none():
-    facts = case_facts(_case([{"doc_id": "kb-01"}]), _ok(_candidates("kb-08", "kb-09")), top_k=2)
+    facts = case_facts(_case([{"doc_id": "kb-01"}]), **_ok(_candidates("kb-08", "kb-09")), top_k=2)
     assert facts == {"best_relevant_position": None, "relevant_position": "none", "context_truncated": False}
 
 
 def test_an_empty_retrieval_of_a_labelled_case_is_none():
-    facts = case_facts(_case([{"doc_id": "kb-01"}]), _ok([]), top_k=2)
+    facts = case_facts(_case([{"doc_id": "kb-01"}]), **_ok([]), top_k=2)
     assert facts == {"best_relevant_position": None, "relevant_position": "none", "context_truncated": False}
 
 
 def test_a_case_without_relevance_labels_is_unlabelled():
-    facts = case_facts(_case(), _ok(_candidates("kb-01")), top_k=2)
+    facts = case_facts(_case(), **_ok(_candidates("kb-01")), top_k=2)
     assert facts == {"best_relevant_position": None, "relevant_position": "unlabelled", "context_truncated": False}
 
 
 def test_an_empty_label_list_is_unlabelled():
-    facts = case_facts(_case([]), _ok(_candidates("kb-01")), top_k=2)
+    facts = case_facts(_case([]), **_ok(_candidates("kb-01")), top_k=2)
     assert facts["relevant_position"] == "unlabelled"
 
 
 def test_a_token_budget_drop_truncates_the_context():
     dropped = [{"doc_id": "kb-02", "position": 2, "reason": "token_budget"}]
-    facts = case_facts(_case([{"doc_id": "kb-01"}]), _ok(_candidates("kb-01", "kb-02"), dropped), top_k=2)
+    facts = case_facts(_case([{"doc_id": "kb-01"}]), **_ok(_candidates("kb-01", "kb-02"), dropped), top_k=2)
     assert facts["context_truncated"] is True
 
 
 def test_drops_below_top_k_alone_do_not_truncate():
     dropped = [{"doc_id": "kb-03", "position": 3, "reason": "beyond_top_k"}]
-    facts = case_facts(_case([{"doc_id": "kb-01"}]), _ok(_candidates("kb-01", "kb-02", "kb-03"), dropped), top_k=2)
+    facts = case_facts(_case([{"doc_id": "kb-01"}]), **_ok(_candidates("kb-01", "kb-02", "kb-03"), dropped), top_k=2)
     assert facts["context_truncated"] is False
 
 
 def test_one_token_budget_drop_among_others_truncates():
     dropped = [{"doc_id": "kb-03", "position": 3, "reason": "beyond_top_k"},
                {"doc_id": "kb-02", "position": 2, "reason": "token_budget"}]
-    facts = case_facts(_case([{"doc_id": "kb-01"}]), _ok(_candidates("kb-01", "kb-02", "kb-03"), dropped), top_k=2)
+    facts = case_facts(_case([{"doc_id": "kb-01"}]), **_ok(_candidates("kb-01", "kb-02", "kb-03"), dropped), top_k=2)
     assert facts["context_truncated"] is True
 
 
-def test_a_missing_case_has_no_facts():
-    result = {"status": "missing", "candidates": _candidates("kb-01"), "dropped": None}
-    assert case_facts(_case([{"doc_id": "kb-01"}]), result, top_k=2) == NO_FACTS
-
-
-def test_a_case_without_a_retrieval_has_no_facts():
-    assert case_facts(_case([{"doc_id": "kb-01"}]), {"status": "ok", "candidates": None}, top_k=2) == NO_FACTS
-    assert case_facts(_case([{"doc_id": "kb-01"}]), {"status": "ok"}, top_k=2) == NO_FACTS
+def test_a_case_without_candidates_has_no_facts():
+    # Missing cases and plain systems have no retrieval to take facts from.
+    assert case_facts(_case([{"doc_id": "kb-01"}]), None, None, top_k=2) == NO_FACTS
+    assert case_facts(_case([{"doc_id": "kb-01"}]), None, [{"position": 1, "reason": "token_budget"}], 2) == NO_FACTS
 
 
 # -- slice_value ----------------------------------------------------------------

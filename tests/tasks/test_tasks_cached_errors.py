@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 
 
-from oloproof.tasks._cached import _describe, outcome, passthrough
+from oloproof.tasks._cached import Outcome, _describe, outcome, passthrough
 
 
 def _load(path, name):
@@ -45,13 +45,21 @@ def test_an_error_raised_by_a_library_names_the_users_line(tmp_path):
 
 def test_outcomes_and_passthrough():
     failed = outcome(key="k", error="RuntimeError: x", error_stage="generate", ms=3.0, computed_by="run_1")
-    assert failed == {
-        "ok": False, "hit": False, "computed_by": "run_1", "key": "k", "record": None,
-        "error": "RuntimeError: x", "error_stage": "generate", "ms": 3.0,
+    assert failed == Outcome(key="k", error="RuntimeError: x", error_stage="generate", ms=3.0, computed_by="run_1")
+    assert not failed.ok
+    assert outcome(key="k", record={"a": 1}, error_stage="generate").error_stage is None
+    assert outcome(key="k", record={"a": 1}).ok
+    assert passthrough(failed) == Outcome(error="RuntimeError: x", error_stage="generate")
+    assert passthrough(None).error_stage == "unknown"
+
+
+def test_outcomes_survive_prefects_json_round_trip():
+    # Batch results are persisted by Prefect's JSON serializer and read back by the next stage.
+    from prefect.serializers import JSONSerializer
+
+    serializer = JSONSerializer()
+    batch = {
+        "c1": outcome(key="k1", record={"candidates": [{"doc_id": "d", "score": 0.5}]}, ms=1.5, computed_by="run_a"),
+        "c2": outcome(error="timeout after 30s", error_stage="retrieve", key="k2"),
     }
-    assert outcome(key="k", record={"a": 1}, error_stage="generate")["error_stage"] is None
-    assert passthrough(failed) == {
-        "ok": False, "hit": False, "computed_by": None, "key": None, "record": None,
-        "error": "RuntimeError: x", "error_stage": "generate", "ms": 0.0,
-    }
-    assert passthrough(None)["error_stage"] == "unknown"
+    assert serializer.loads(serializer.dumps(batch)) == batch

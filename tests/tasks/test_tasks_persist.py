@@ -11,6 +11,7 @@ from oloproof.report._facts import case_facts
 from oloproof.report._summary import summarize_metrics
 from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, ResultsStore
 from oloproof.tasks._assemble import assemble_context
+from oloproof.tasks import CaseResult
 from oloproof.tasks._persist import case_rows, judgment_rows, metric_rows, retrieval_rows
 
 CASE = Case(
@@ -26,31 +27,31 @@ CANDIDATES = [
 ]
 
 
-def _ok_result() -> dict:
+def _ok_result() -> CaseResult:
     context, dropped = assemble_context(CANDIDATES, top_k=2, token_budget=None, token_counts=None)
-    return {
-        "case_id": "c1", "status": "ok", "error_stage": None, "error": None,
-        "execution_key": "sha256:e", "execution_hit": False, "retrieve_hit": True, "generate_hit": False,
-        "retrieve_ran": True, "generate_ran": True, "retrieve_ms": 2.5, "generate_ms": 40.0,
-        "retrieval_key": "sha256:r", "assembly_key": "sha256:a", "generation_key": "sha256:g",
-        "query": "refund duration", "candidates": CANDIDATES, "context": context, "dropped": dropped,
-        "output": "Refunds take 14 days.",
-    }  # fmt: skip
+    return CaseResult(
+        case_id="c1", status="ok", error_stage=None, error=None,
+        execution_key="sha256:e", execution_hit=False, retrieve_hit=True, generate_hit=False,
+        retrieve_ran=True, generate_ran=True, retrieve_ms=2.5, generate_ms=40.0,
+        retrieval_key="sha256:r", assembly_key="sha256:a", generation_key="sha256:g",
+        query="refund duration", candidates=CANDIDATES, context=context, dropped=dropped,
+        output="Refunds take 14 days.",
+    )  # fmt: skip
 
 
-def _missing_result() -> dict:
-    return {
-        "case_id": "c2", "status": "missing", "error_stage": "retrieve", "error": "TimeoutError: slow",
-        "execution_key": "sha256:e2", "execution_hit": False, "retrieve_hit": False, "generate_hit": False,
-        "retrieve_ran": True, "generate_ran": False, "retrieve_ms": 5000.0, "generate_ms": None,
-        "retrieval_key": "sha256:r2", "assembly_key": None, "generation_key": None,
-        "query": None, "candidates": None, "context": None, "dropped": None, "output": None,
-    }  # fmt: skip
+def _missing_result() -> CaseResult:
+    return CaseResult(
+        case_id="c2", status="missing", error_stage="retrieve", error="TimeoutError: slow",
+        execution_key="sha256:e2", execution_hit=False, retrieve_hit=False, generate_hit=False,
+        retrieve_ran=True, generate_ran=False, retrieve_ms=5000.0, generate_ms=None,
+        retrieval_key="sha256:r2", assembly_key=None, generation_key=None,
+    )  # fmt: skip
 
 
 CASES_BY_ID = {"c1": CASE, "c2": Case(id="c2", input="plain question")}
 RESULTS = [_ok_result(), _missing_result()]
-FACTS = {r["case_id"]: case_facts(CASES_BY_ID[r["case_id"]], r, 2) for r in RESULTS}
+FACTS = {r.case_id: case_facts(CASES_BY_ID[r.case_id], r.candidates if r.ok else None, r.dropped, 2)
+         for r in RESULTS}
 
 EXPECTED_CASES = [
     {

@@ -20,11 +20,23 @@ def best_relevant_position(case: Case, candidates: list[dict[str, Any]] | None) 
     return None
 
 
-def case_facts(case: Case, result: dict[str, Any], top_k: int | None) -> dict[str, Any]:
-    """``best_relevant_position``, the ``relevant_position`` label and ``context_truncated``."""
-    if result["status"] != "ok" or result.get("candidates") is None:
+def case_facts(
+    case: Case,
+    candidates: list[dict[str, Any]] | None,
+    dropped: list[dict[str, Any]] | None,
+    top_k: int | None,
+) -> dict[str, Any]:
+    """``best_relevant_position``, the ``relevant_position`` label and ``context_truncated``.
+
+    Args:
+        case: The case.
+        candidates: What the retriever returned; ``None`` when the case was not executed.
+        dropped: The candidates assembly left out, with their reasons.
+        top_k: The cut-off of the context.
+    """
+    if candidates is None:
         return {"best_relevant_position": None, "relevant_position": None, "context_truncated": None}
-    position = best_relevant_position(case, result["candidates"])
+    position = best_relevant_position(case, candidates)
     if not case.expected.relevant:
         label = "unlabelled"
     elif position is None:
@@ -33,7 +45,7 @@ def case_facts(case: Case, result: dict[str, Any], top_k: int | None) -> dict[st
         label = "beyond_top_k"
     else:
         label = str(position)
-    truncated = any(item["reason"] == "token_budget" for item in result.get("dropped") or [])
+    truncated = any(item["reason"] == "token_budget" for item in dropped or [])
     return {
         "best_relevant_position": position,
         "relevant_position": label,

@@ -15,9 +15,11 @@ from oloproof.tasks._identity import (
     judgment_key,
     retrieval_key,
 )
+from oloproof.tasks._cached import Outcome
 from oloproof.tasks._judge import judge_cases
 from oloproof.tasks._persist import case_rows, publish_report, retrieval_rows, write_run
 from oloproof.tasks._policy import BatchIdentity
+from oloproof.tasks._results import CaseResult
 from oloproof.tasks._retrieve import retrieve_passages
 from oloproof.tasks._summarize import cache_counts, summarize_run
 
@@ -25,6 +27,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "Batch",
     "BatchIdentity",
+    "CaseResult",
+    "Outcome",
     "ProgressHook",
     "RunEnvironment",
     "RunRequest",

@@ -30,13 +30,13 @@ def assembly_items(
     items = []
     for case_id in batch.case_ids:
         retrieved = retrievals.get(case_id)
-        if retrieved is None or not retrieved["ok"]:
+        if retrieved is None or not retrieved.ok:
             continue
-        candidates = retrieved["record"]["candidates"]
+        candidates = retrieved.record["candidates"]
         items.append(
             WorkItem(
                 case_id=case_id,
-                key=assembly_key(system, retrieved["key"]),
+                key=assembly_key(system, retrieved.key),
                 call=_count_all,
                 args=(env, candidates[: system["top_k"]]),
                 finish=lambda counts, candidates=candidates, case_id=case_id: _record(

@@ -51,6 +51,35 @@ class WorkItem:
     judges) that would only queue behind slow calls in the shared limiter."""
 
 
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One case's outcome of one stage: its record, or the error that made it missing.
+
+    Batch tasks return these by case id; Prefect persists them as JSON and
+    validates them back into this type when the next stage reads them.
+    """
+
+    key: str | None = None
+    """The stage identity key (``None`` when the stage could not run)."""
+    record: dict[str, Any] | None = None
+    """The stage record (JSON values) when the stage succeeded."""
+    hit: bool = False
+    """Served from the stage cache, or shared with an equal-identity case of the run."""
+    error: str | None = None
+    """One line: why the case is missing at this stage."""
+    error_stage: str | None = None
+    """The stage that failed (``retrieve``, ``generate``, ...), where the error came from."""
+    ms: float = 0.0
+    """How long the user call took."""
+    computed_by: str | None = None
+    """The run that computed it; another run's id means a replay from Prefect's cache (a hit)."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the stage produced a record."""
+        return self.error is None
+
+
 def outcome(
     *,
     key: str | None = None,
@@ -60,25 +89,14 @@ def outcome(
     error_stage: str | None = None,
     ms: float = 0.0,
     computed_by: str | None = None,
-) -> dict[str, Any]:
-    """A JSON-native per-case outcome of one stage.
-
-    ``computed_by`` names the run that computed it; an outcome replayed from
-    Prefect's batch cache carries another run's id, and so counts as a hit.
-    """
-    return {
-        "ok": error is None,
-        "hit": hit,
-        "computed_by": computed_by,
-        "key": key,
-        "record": record,
-        "error": error,
-        "error_stage": error_stage if error is not None else None,
-        "ms": ms,
-    }
+) -> Outcome:
+    """An `Outcome`; ``error_stage`` is kept only with an error."""
+    return Outcome(
+        key=key, record=record, hit=hit, error=error,
+        error_stage=error_stage if error is not None else None, ms=ms, computed_by=computed_by,
+    )
 
 
-Outcome = dict[str, Any]
 
 
 def skip_batch_cache() -> None:
@@ -235,9 +253,9 @@ def passthrough(upstream: Outcome | None) -> Outcome:
     """The outcome of a stage that could not run because an earlier stage failed."""
     if upstream is None:
         return outcome(error="not run", error_stage="unknown")
-    return outcome(error=upstream["error"], error_stage=upstream["error_stage"])
+    return outcome(error=upstream.error, error_stage=upstream.error_stage)
 
 
 def is_hit(result: Outcome | None, run_id: str) -> bool:
     """Whether an outcome was served from a cache rather than computed by ``run_id``."""
-    return bool(result and result["ok"] and (result["hit"] or result["computed_by"] != run_id))
+    return bool(result and result.ok and (result.hit or result.computed_by != run_id))

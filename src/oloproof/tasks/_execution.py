@@ -12,23 +12,12 @@ from prefect.cache_policies import NO_CACHE
 
 from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import Outcome, is_hit
+from oloproof.tasks._results import EXECUTION_FIELDS, CaseResult
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._identity import execution_key
 from oloproof.tasks._retry import retry_io_only
 
 __all__ = ["lookup_executions", "record_executions"]
-
-_RECORD_FIELDS = (
-    "retrieval_key",
-    "assembly_key",
-    "generation_key",
-    "query",
-    "candidates",
-    "context",
-    "dropped",
-    "output",
-)
-
 
 def _uses_execution_cache(env: RunEnvironment) -> bool:
     # Diagnosis variants change what a stage sees without changing the system.
@@ -52,38 +41,36 @@ def lookup_executions(env: RunEnvironment, batch: Batch) -> dict[str, dict[str, 
     }
 
 
-def _merge(case_id: str, key: str, stages: dict[str, Outcome | None], run_id: str) -> dict[str, Any]:
+def _merge(case_id: str, key: str, stages: dict[str, Outcome | None], run_id: str) -> CaseResult:
     retrieved, assembled, generated = stages["retrieve"], stages["assemble"], stages["generate"]
-    failed = next((o for o in (retrieved, assembled, generated) if o is not None and not o["ok"]), None)
-    result: dict[str, Any] = {
-        "case_id": case_id,
-        "status": "missing" if failed else "ok",
-        "error_stage": failed["error_stage"] if failed else None,
-        "error": failed["error"] if failed else None,
-        "execution_key": key,
-        "execution_hit": False,
-        "retrieve_hit": is_hit(retrieved, run_id),
-        "generate_hit": is_hit(generated, run_id),
-        "retrieve_ran": retrieved is not None
-        and retrieved["error_stage"] in (None, "retrieve")
-        and not (retrieved["record"] or {}).get("replayed"),
-        "generate_ran": generated is not None and generated["error_stage"] in (None, "generate"),
-        "retrieve_ms": retrieved["ms"] if retrieved else None,
-        "generate_ms": generated["ms"] if generated else None,
-        "retrieval_key": retrieved["key"] if retrieved else None,
-        "assembly_key": assembled["key"] if assembled else None,
-        "generation_key": generated["key"] if generated else None,
-        "query": None, "candidates": None, "context": None, "dropped": None, "output": None,
+    failed = next((o for o in (retrieved, assembled, generated) if o is not None and not o.ok), None)
+    records = {
+        name: outcome.record if outcome is not None and outcome.ok else None
+        for name, outcome in stages.items()
     }
-    if retrieved and retrieved["ok"]:
-        result["query"] = retrieved["record"]["query"]
-        result["candidates"] = retrieved["record"]["candidates"]
-    if assembled and assembled["ok"]:
-        result["context"] = assembled["record"]["context"]
-        result["dropped"] = assembled["record"]["dropped"]
-    if generated and generated["ok"]:
-        result["output"] = generated["record"]["output"]
-    return result
+    return CaseResult(
+        case_id=case_id,
+        status="missing" if failed else "ok",
+        execution_key=key,
+        error_stage=failed.error_stage if failed else None,
+        error=failed.error if failed else None,
+        retrieve_hit=is_hit(retrieved, run_id),
+        generate_hit=is_hit(generated, run_id),
+        retrieve_ran=retrieved is not None
+        and retrieved.error_stage in (None, "retrieve")
+        and not (retrieved.record or {}).get("replayed"),
+        generate_ran=generated is not None and generated.error_stage in (None, "generate"),
+        retrieve_ms=retrieved.ms if retrieved else None,
+        generate_ms=generated.ms if generated else None,
+        retrieval_key=retrieved.key if retrieved else None,
+        assembly_key=assembled.key if assembled else None,
+        generation_key=generated.key if generated else None,
+        query=(records["retrieve"] or {}).get("query"),
+        candidates=(records["retrieve"] or {}).get("candidates"),
+        context=(records["assemble"] or {}).get("context"),
+        dropped=(records["assemble"] or {}).get("dropped"),
+        output=(records["generate"] or {}).get("output"),
+    )
 
 
 @task(cache_policy=NO_CACHE, name="record-executions", task_run_name="record executions ({batch.label})",
@@ -97,10 +84,10 @@ def record_executions(
     retrievals: dict[str, Outcome] | None,
     assemblies: dict[str, Outcome] | None,
     generations: dict[str, Outcome] | None,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, CaseResult]:
     """Merge each case's stage outcomes and record successful executions."""
     system = env.system_dict
-    results: dict[str, dict[str, Any]] = {}
+    results: dict[str, CaseResult] = {}
     for case_id in batch.case_ids:
         if case_id in cached:
             results[case_id] = _from_cache(case_id, cached[case_id])
@@ -111,24 +98,16 @@ def record_executions(
             for name, outcomes in (("retrieve", retrievals), ("assemble", assemblies), ("generate", generations))
         }
         results[case_id] = result = _merge(case_id, key, stages, env.run_id)
-        if result["status"] == "ok" and _uses_execution_cache(env):
-            env.store.put_record("execute", key, {name: result[name] for name in _RECORD_FIELDS})
+        if result.ok and _uses_execution_cache(env):
+            env.store.put_record("execute", key, {name: getattr(result, name) for name in EXECUTION_FIELDS})
     return results
 
 
-def _from_cache(case_id: str, record: dict[str, Any]) -> dict[str, Any]:
-    return {
-        **{name: record.get(name) for name in _RECORD_FIELDS},
-        "case_id": case_id,
-        "status": "ok",
-        "error_stage": None,
-        "error": None,
-        "execution_key": record["execution_key"],
-        "execution_hit": True,
-        "retrieve_hit": False,
-        "generate_hit": False,
-        "retrieve_ran": False,
-        "generate_ran": False,
-        "retrieve_ms": None,
-        "generate_ms": None,
-    }
+def _from_cache(case_id: str, record: dict[str, Any]) -> CaseResult:
+    return CaseResult(
+        case_id=case_id,
+        status="ok",
+        execution_key=record["execution_key"],
+        execution_hit=True,
+        **{name: record.get(name) for name in EXECUTION_FIELDS},
+    )

@@ -29,7 +29,7 @@ def _context_for(
         return []
     return [
         {"doc_id": p["doc_id"], "chunk_id": p.get("chunk_id"), "text": p.get("text")}
-        for p in assembled["record"]["context"]
+        for p in assembled.record["context"]
     ]
 
 
@@ -41,7 +41,7 @@ def generation_items(
     items = []
     for case_id in batch.case_ids:
         assembled = None if assemblies is None else assemblies.get(case_id)
-        if assemblies is not None and (assembled is None or not assembled["ok"]):
+        if assemblies is not None and (assembled is None or not assembled.ok):
             continue
         case_input = env.cases[case_id].input
         context = _context_for(env, case_id, assembled)

@@ -17,6 +17,7 @@ from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import WorkItem, run_cached
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._identity import content_hash, judgment_key
+from oloproof.tasks._results import CaseResult
 from oloproof.tasks._policy import stage_task_options
 
 __all__ = ["case_view", "judge_cases", "settle_judgments"]
@@ -24,31 +25,31 @@ __all__ = ["case_view", "judge_cases", "settle_judgments"]
 _SEP = "\x1f"
 
 
-def case_view(env: RunEnvironment, result: dict[str, Any]) -> CaseView:
+def case_view(env: RunEnvironment, result: CaseResult) -> CaseView:
     """What evaluators may read of one executed case."""
-    case = env.cases[result["case_id"]]
+    case = env.cases[result.case_id]
     return CaseView(
         case_id=case.id,
         input=case.input,
         expected=case.expected.model_dump(mode="json", exclude_none=True),
         metadata=case.metadata,
-        output=result["output"],
-        context=result["context"],
-        candidates=result["candidates"],
+        output=result.output,
+        context=result.context,
+        candidates=result.candidates,
     )
 
 
 def _plan(
-    env: RunEnvironment, results: dict[str, dict[str, Any]]
+    env: RunEnvironment, results: dict[str, CaseResult]
 ) -> tuple[list[WorkItem], dict[str, dict[str, Any]]]:
     items: list[WorkItem] = []
     fixed: dict[str, dict[str, Any]] = {}
     for case_id, result in results.items():
-        view = case_view(env, result) if result["status"] == "ok" else None
+        view = case_view(env, result) if result.ok else None
         for evaluator in env.evaluators:
             slot = f"{case_id}{_SEP}{evaluator.criterion}"
             if view is None:
-                fixed[slot] = _row(evaluator, status="missing", reason=f"{result['error_stage']}_error")
+                fixed[slot] = _row(evaluator, status="missing", reason=f"{result.error_stage}_error")
                 continue
             fields = evaluator.read(view)
             if isinstance(fields, Verdict):
@@ -101,16 +102,16 @@ def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]]:
 
 @task(**stage_task_options("judge", _identities))
 def judge_cases(
-    env: RunEnvironment, batch: Batch, results: dict[str, dict[str, Any]]
+    env: RunEnvironment, batch: Batch, results: dict[str, CaseResult]
 ) -> dict[str, list[dict[str, Any]]]:
     """Judge every case of the batch with every evaluator; one row per criterion."""
     items, rows = _plan(env, results)
     for slot, done in run_cached(env, "judge", items).items():
         evaluator = next(e for e in env.evaluators if slot.endswith(_SEP + e.criterion))
-        if not done["ok"]:
-            rows[slot] = _row(evaluator, status="missing", reason="judge_error", detail={"error": done["error"]})
+        if not done.ok:
+            rows[slot] = _row(evaluator, status="missing", reason="judge_error", detail={"error": done.error})
             continue
-        verdict = done["record"]
+        verdict = done.record
         rows[slot] = _row(
             evaluator,
             status=verdict["status"],
@@ -118,9 +119,9 @@ def judge_cases(
             value=verdict["value"],
             passed=verdict["passed"],
             detail=verdict["detail"],
-            judgment_key=done["key"],
-            hit=done["hit"],
-            computed_by=done["computed_by"],
+            judgment_key=done.key,
+            hit=done.hit,
+            computed_by=done.computed_by,
         )
     judged: dict[str, list[dict[str, Any]]] = {case_id: [] for case_id in batch.case_ids}
     for slot, row in rows.items():

@@ -15,6 +15,7 @@ from prefect.cache_policies import NO_CACHE
 from oloproof.records import CaseRow, ContextEntry, JudgmentRow, MetricRow, Record, RetrievalRow
 from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, TableSchema, run_manifest, run_table
 from oloproof.tasks._environment import RunEnvironment
+from oloproof.tasks._results import CaseResult
 from oloproof.tasks._retry import retry_io_only
 
 __all__ = ["case_rows", "judgment_rows", "metric_rows", "publish_report", "retrieval_rows", "write_run"]
@@ -24,15 +25,15 @@ __all__ = ["case_rows", "judgment_rows", "metric_rows", "publish_report", "retri
 _CONTEXT_KEYS = tuple(ContextEntry.__annotations__)
 
 
-def case_rows(run_id: str, results: list[dict[str, Any]], facts: dict[str, dict[str, Any]],
+def case_rows(run_id: str, results: list[CaseResult], facts: dict[str, dict[str, Any]],
               cases: dict[str, Any]) -> Iterator[CaseRow]:
     """One ``cases`` row per case, one at a time (a large run never holds the table)."""
     for result in results:
-        case = cases[result["case_id"]]
-        context = result.get("context")
+        case = cases[result.case_id]
+        context = result.context
         yield CaseRow.pick(
-            result,
-            **facts[result["case_id"]],
+            result.as_mapping(),
+            **facts[result.case_id],
             run_id=run_id,
             input=case.input,
             expected=case.expected.model_dump(mode="json", exclude_none=True),
@@ -43,16 +44,16 @@ def case_rows(run_id: str, results: list[dict[str, Any]], facts: dict[str, dict[
         )
 
 
-def retrieval_rows(run_id: str, results: list[dict[str, Any]], cases: dict[str, Any],
+def retrieval_rows(run_id: str, results: list[CaseResult], cases: dict[str, Any],
                    top_k: int | None) -> Iterator[RetrievalRow]:
     """One ``retrievals`` row per retrieved candidate, one at a time."""
     for result in results:
-        grades = {u.doc_id: u.grade for u in cases[result["case_id"]].expected.relevant or []}
-        kept = {p["position"] for p in result.get("context") or []}
-        reasons = {p["position"]: p["reason"] for p in result.get("dropped") or []}
-        for position, passage in enumerate(result.get("candidates") or [], start=1):
+        grades = {u.doc_id: u.grade for u in cases[result.case_id].expected.relevant or []}
+        kept = {p["position"] for p in result.context or []}
+        reasons = {p["position"]: p["reason"] for p in result.dropped or []}
+        for position, passage in enumerate(result.candidates or [], start=1):
             yield RetrievalRow(
-                run_id=run_id, case_id=result["case_id"], position=position,
+                run_id=run_id, case_id=result.case_id, position=position,
                 doc_id=passage["doc_id"], chunk_id=passage.get("chunk_id"),
                 score=passage.get("score"), text=passage.get("text"),
                 in_top_k=top_k is not None and position <= top_k,
@@ -75,7 +76,7 @@ def metric_rows(run_id: str, metrics: list[dict[str, Any]]) -> Iterator[MetricRo
 
 @task(cache_policy=NO_CACHE, name="write-run", task_run_name="write run {manifest[run_id]}", retries=3, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
 def write_run(
-    env: RunEnvironment, manifest: dict[str, Any], results: list[dict[str, Any]], summary: dict[str, Any]
+    env: RunEnvironment, manifest: dict[str, Any], results: list[CaseResult], summary: dict[str, Any]
 ) -> str:
     """Write the run's tables, then its manifest; returns the run id."""
     run_id = manifest["run_id"]
