@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from oloproof import stats
+from oloproof.records import JudgmentRow
 from oloproof.report import summarize_criterion, summarize_metrics
 
 CP = "clopper-pearson"
@@ -21,8 +22,9 @@ CP = "clopper-pearson"
 
 def _row(case_id, value, criterion="answer_correct", status="observed", reason=None):
     passed = None if value is None or value not in (0.0, 1.0) else value == 1.0
-    return {"case_id": case_id, "criterion": criterion, "status": status, "reason": reason,
-            "value": value, "passed": passed}
+    return JudgmentRow(run_id="run_1", case_id=case_id, criterion=criterion, evaluator="contains",
+                       spec_hash="h", status=status, reason=reason, value=value, passed=passed,
+                       detail={}, hit=False)
 
 
 def _pass_fail(passes, fails, criterion="answer_correct", start=0):

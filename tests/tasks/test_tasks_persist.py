@@ -12,7 +12,7 @@ from oloproof.report._summary import summarize_metrics
 from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, ResultsStore
 from oloproof.tasks._assemble import assemble_context
 from oloproof.tasks import CaseResult
-from oloproof.tasks._persist import case_rows, judgment_rows, metric_rows, retrieval_rows
+from oloproof.tasks._persist import case_rows, metric_rows, retrieval_rows
 
 CASE = Case(
     id="c1",
@@ -101,6 +101,7 @@ JUDGMENTS_IN = [
      "status": "missing", "reason": "retrieve_error", "value": None, "passed": None, "detail": {},
      "judgment_key": None, "hit": False},
 ]  # fmt: skip
+JUDGMENT_ROWS = [JudgmentRow(run_id="run_1", **row) for row in JUDGMENTS_IN]
 
 
 def test_case_rows_are_typed_and_hold_the_recorded_values():
@@ -131,20 +132,14 @@ def test_without_top_k_no_candidate_is_in_top_k():
     assert [row.in_top_k for row in rows] == [False, False, False]
 
 
-def test_judgment_rows_add_the_run_id():
-    rows = list(judgment_rows("run_1", JUDGMENTS_IN))
-    assert all(isinstance(row, JudgmentRow) for row in rows)
-    assert [dict(row.as_mapping()) for row in rows] == [{"run_id": "run_1", **row} for row in JUDGMENTS_IN]
-
-
-def test_an_unsettled_judgment_is_refused():
+def test_a_judgment_row_refuses_a_column_the_table_lacks():
     with pytest.raises(ValidationError, match="computed_by"):
-        list(judgment_rows("run_1", [{**JUDGMENTS_IN[0], "computed_by": "run_0"}]))
+        JudgmentRow(run_id="run_1", **JUDGMENTS_IN[0], computed_by="run_0")
 
 
 def test_metric_rows_from_the_summary():
     metrics = summarize_metrics(
-        JUDGMENTS_IN, criteria=[("answer_correct", "proportion")],
+        JUDGMENT_ROWS, criteria=[("answer_correct", "proportion")],
         slices={"relevant_position": {"c1": "2"}}, min_slice_support=5, confidence=0.95,
     )  # fmt: skip
     rows = list(metric_rows("run_1", metrics))
@@ -158,7 +153,7 @@ def test_metric_rows_from_the_summary():
     [
         (CASES, lambda: case_rows("run_1", RESULTS, FACTS, CASES_BY_ID), EXPECTED_CASES),
         (RETRIEVALS, lambda: retrieval_rows("run_1", RESULTS, CASES_BY_ID, 2), EXPECTED_RETRIEVALS),
-        (JUDGMENTS, lambda: judgment_rows("run_1", JUDGMENTS_IN), [{"run_id": "run_1", **r} for r in JUDGMENTS_IN]),
+        (JUDGMENTS, lambda: JUDGMENT_ROWS, [{"run_id": "run_1", **r} for r in JUDGMENTS_IN]),
     ],
     ids=["cases", "retrievals", "judgments"],
 )
@@ -170,7 +165,7 @@ def test_rows_read_back_from_the_store_unchanged(tmp_path, schema, build, expect
 
 def test_metric_rows_read_back_from_the_store_unchanged(tmp_path):
     store = ResultsStore(str(tmp_path / "results"))
-    metrics = summarize_metrics(JUDGMENTS_IN, criteria=[("answer_correct", "proportion")], slices={},
+    metrics = summarize_metrics(JUDGMENT_ROWS, criteria=[("answer_correct", "proportion")], slices={},
                                 min_slice_support=1, confidence=0.95)
     store.write_table("runs/run_1/metrics.parquet", (r.as_mapping() for r in metric_rows("run_1", metrics)), METRICS)
     assert store.read_table("runs/run_1/metrics.parquet") == [{"run_id": "run_1", **m} for m in metrics]

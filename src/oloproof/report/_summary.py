@@ -9,23 +9,25 @@ Waudby-Smith & Ramdas, which holds its coverage at any n.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from oloproof import stats
+from oloproof.records import JudgmentRow
 
 __all__ = ["summarize_criterion", "summarize_metrics"]
 
 
 def summarize_criterion(
-    rows: list[dict[str, Any]], *, kind: str, confidence: float, seed: int = 0
+    rows: Sequence[JudgmentRow], *, kind: str, confidence: float, seed: int = 0
 ) -> dict[str, Any]:
     """Estimate, interval and counts of one criterion over judgment rows."""
-    observed = [row for row in rows if row["status"] == "observed"]
-    values = [float(row["value"]) for row in observed if row["value"] is not None]
+    observed = [row for row in rows if row.status == "observed"]
+    values = [float(row.value) for row in observed if row.value is not None]
     summary: dict[str, Any] = {
         "observed": len(values),
-        "missing": sum(1 for row in rows if row["status"] == "missing"),
-        "excluded": sum(1 for row in rows if row["status"] == "excluded"),
+        "missing": sum(1 for row in rows if row.status == "missing"),
+        "excluded": sum(1 for row in rows if row.status == "excluded"),
         "successes": None,
         "estimate": None,
         "low": None,
@@ -51,7 +53,7 @@ def summarize_criterion(
 
 
 def summarize_metrics(
-    judgments: list[dict[str, Any]],
+    judgments: Sequence[JudgmentRow],
     *,
     criteria: list[tuple[str, str]],
     slices: dict[str, dict[str, str | None]],
@@ -61,15 +63,15 @@ def summarize_metrics(
     """Overall and per-slice metric rows.
 
     Args:
-        judgments: Rows with ``case_id``, ``criterion``, ``status``, ``value``.
+        judgments: The run's judgment rows.
         criteria: ``(criterion, kind)`` in report order.
         slices: For each slice name, each case's value (``None``: not in the slice).
         min_slice_support: Slice values observed on fewer cases are listed, not scored.
         confidence: The intervals' confidence level.
     """
-    by_criterion: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_criterion: dict[str, list[JudgmentRow]] = defaultdict(list)
     for row in judgments:
-        by_criterion[row["criterion"]].append(row)
+        by_criterion[row.criterion].append(row)
     metrics: list[dict[str, Any]] = []
     for criterion, kind in criteria:
         rows = by_criterion.get(criterion, [])
@@ -78,9 +80,9 @@ def summarize_metrics(
         kind = overall["kind"]
         metrics.append({"criterion": criterion, "slice": None, "slice_value": None, "scored": True, **overall})
         for name, values in slices.items():
-            groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            groups: dict[str, list[JudgmentRow]] = defaultdict(list)
             for row in rows:
-                value = values.get(row["case_id"])
+                value = values.get(row.case_id)
                 if value is not None:
                     groups[value].append(row)
             for value in sorted(groups):

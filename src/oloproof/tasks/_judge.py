@@ -17,6 +17,7 @@ from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import WorkItem, run_cached
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._identity import content_hash, judgment_key
+from oloproof.records import JudgmentRow
 from oloproof.tasks._results import CaseResult
 from oloproof.tasks._policy import stage_task_options
 
@@ -41,19 +42,19 @@ def case_view(env: RunEnvironment, result: CaseResult) -> CaseView:
 
 def _plan(
     env: RunEnvironment, results: dict[str, CaseResult]
-) -> tuple[list[WorkItem], dict[str, dict[str, Any]]]:
+) -> tuple[list[WorkItem], dict[str, JudgmentRow]]:
     items: list[WorkItem] = []
-    fixed: dict[str, dict[str, Any]] = {}
+    fixed: dict[str, JudgmentRow] = {}
     for case_id, result in results.items():
         view = case_view(env, result) if result.ok else None
         for evaluator in env.evaluators:
             slot = f"{case_id}{_SEP}{evaluator.criterion}"
             if view is None:
-                fixed[slot] = _row(evaluator, status="missing", reason=f"{result.error_stage}_error")
+                fixed[slot] = _row(env, evaluator, case_id, status="missing", reason=f"{result.error_stage}_error")
                 continue
             fields = evaluator.read(view)
             if isinstance(fields, Verdict):
-                fixed[slot] = _row(evaluator, status="excluded", reason=fields.reason)
+                fixed[slot] = _row(env, evaluator, case_id, status="excluded", reason=fields.reason)
                 continue
             items.append(
                 WorkItem(
@@ -77,22 +78,21 @@ def _verdict_record(evaluator: Evaluator, value: Any) -> dict[str, Any]:
     return asdict(value)
 
 
-def _row(evaluator: Evaluator, **values: Any) -> dict[str, Any]:
-    row = {
+def _row(env: RunEnvironment, evaluator: Evaluator, case_id: str, **values: Any) -> JudgmentRow:
+    # The row names the run that made it: one replayed from Prefect's batch cache
+    # names an earlier run, which is how `settle_judgments` knows it for a hit.
+    row: dict[str, Any] = {
+        "run_id": env.run_id,
+        "case_id": case_id,
         "criterion": evaluator.criterion,
         "evaluator": evaluator.type_name,
         "spec_hash": content_hash(evaluator.spec()),
         "status": "observed",
-        "reason": None,
-        "value": None,
-        "passed": None,
         "detail": {},
-        "judgment_key": None,
         "hit": False,
-        "computed_by": None,
     }
     row.update(values)
-    return row
+    return JudgmentRow(**row)
 
 
 def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]]:
@@ -103,17 +103,21 @@ def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]]:
 @task(**stage_task_options("judge", _identities))
 def judge_cases(
     env: RunEnvironment, batch: Batch, results: dict[str, CaseResult]
-) -> dict[str, list[dict[str, Any]]]:
+) -> dict[str, list[JudgmentRow]]:
     """Judge every case of the batch with every evaluator; one row per criterion."""
     items, rows = _plan(env, results)
     for slot, done in run_cached(env, "judge", items).items():
         evaluator = next(e for e in env.evaluators if slot.endswith(_SEP + e.criterion))
+        case_id = slot.split(_SEP, 1)[0]
         if not done.ok:
-            rows[slot] = _row(evaluator, status="missing", reason="judge_error", detail={"error": done.error})
+            rows[slot] = _row(env, evaluator, case_id, status="missing", reason="judge_error",
+                              detail={"error": done.error})
             continue
         verdict = done.record
         rows[slot] = _row(
+            env,
             evaluator,
+            case_id,
             status=verdict["status"],
             reason=verdict["reason"],
             value=verdict["value"],
@@ -121,20 +125,18 @@ def judge_cases(
             detail=verdict["detail"],
             judgment_key=done.key,
             hit=done.hit,
-            computed_by=done.computed_by,
         )
-    judged: dict[str, list[dict[str, Any]]] = {case_id: [] for case_id in batch.case_ids}
-    for slot, row in rows.items():
-        case_id = slot.split(_SEP, 1)[0]
-        judged[case_id].append({"case_id": case_id, **row})
+    judged: dict[str, list[JudgmentRow]] = {case_id: [] for case_id in batch.case_ids}
+    for row in rows.values():
+        judged[row.case_id].append(row)
     return judged
 
 
-def settle_judgments(rows: list[dict[str, Any]], run_id: str) -> list[dict[str, Any]]:
-    """Final judgment rows: a row computed by another run (replayed from Prefect's
-    batch cache) is a hit; ``computed_by`` is dropped."""
-    for row in rows:  # in place: a large run holds one copy of its judgments
-        computed_by = row.pop("computed_by", None)
-        if row["judgment_key"] is not None and computed_by != run_id:
-            row["hit"] = True
-    return rows
+def settle_judgments(rows: list[JudgmentRow], run_id: str) -> list[JudgmentRow]:
+    """The run's judgment rows: one replayed from Prefect's batch cache (made by an
+    earlier run) is this run's row, and a hit when anything was judged."""
+    return [
+        row if row.run_id == run_id
+        else row.model_copy(update={"run_id": run_id, "hit": row.hit or row.judgment_key is not None})
+        for row in rows
+    ]

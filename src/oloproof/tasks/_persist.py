@@ -18,7 +18,7 @@ from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._results import CaseResult
 from oloproof.tasks._retry import retry_io_only
 
-__all__ = ["case_rows", "judgment_rows", "metric_rows", "publish_report", "retrieval_rows", "write_run"]
+__all__ = ["case_rows", "metric_rows", "publish_report", "retrieval_rows", "write_run"]
 
 # A recorded context entry keeps where each passage came from, not its text
 # (the text is in the ``retrievals`` table).
@@ -62,12 +62,6 @@ def retrieval_rows(run_id: str, results: list[CaseResult], cases: dict[str, Any]
             )
 
 
-def judgment_rows(run_id: str, judgments: list[dict[str, Any]]) -> Iterator[JudgmentRow]:
-    """One ``judgments`` row per settled judgment; a key the table lacks is an error."""
-    for judgment in judgments:
-        yield JudgmentRow(run_id=run_id, **judgment)
-
-
 def metric_rows(run_id: str, metrics: list[dict[str, Any]]) -> Iterator[MetricRow]:
     """One ``metrics`` row per summarized metric; a key the table lacks is an error."""
     for metric in metrics:
@@ -83,7 +77,7 @@ def write_run(
     tables: tuple[tuple[TableSchema, Iterable[Record]], ...] = (
         (CASES, case_rows(run_id, results, summary["facts"], env.cases)),
         (RETRIEVALS, retrieval_rows(run_id, results, env.cases, env.system.config.top_k)),
-        (JUDGMENTS, judgment_rows(run_id, summary["judgments"])),
+        (JUDGMENTS, summary["judgments"]),  # settled: already this run's typed rows
         (METRICS, metric_rows(run_id, summary["metrics"])),
     )
     for schema, rows in tables:

@@ -11,6 +11,7 @@ from oloproof.report._facts import case_facts, slice_value
 from oloproof.report._summary import summarize_metrics
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._judge import settle_judgments
+from oloproof.records import JudgmentRow
 from oloproof.tasks._results import CaseResult
 
 __all__ = ["cache_counts", "summarize_run"]
@@ -21,11 +22,11 @@ def _count(flags: list[bool]) -> dict[str, int]:
     return {"hit": hits, "miss": len(flags) - hits}
 
 
-def cache_counts(results: list[CaseResult], judgments: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+def cache_counts(results: list[CaseResult], judgments: list[JudgmentRow]) -> dict[str, dict[str, int]]:
     """Hit/miss counts per cache, per case (and per case × criterion for judgments)."""
     return {
         "execution": _count([r.execution_hit for r in results]),
-        "judgment": _count([j["hit"] for j in judgments if j["judgment_key"] is not None]),
+        "judgment": _count([j.hit for j in judgments if j.judgment_key is not None]),
         "retrieve": _count([r.retrieve_hit for r in results if r.retrieve_ran]),
         "generate": _count([r.generate_hit for r in results if r.generate_ran]),
     }
@@ -33,7 +34,7 @@ def cache_counts(results: list[CaseResult], judgments: list[dict[str, Any]]) -> 
 
 @task(cache_policy=NO_CACHE, name="summarize", task_run_name="summarize {env.run_id}")
 def summarize_run(
-    env: RunEnvironment, results: list[CaseResult], judgments: list[dict[str, Any]]
+    env: RunEnvironment, results: list[CaseResult], judgments: list[JudgmentRow]
 ) -> dict[str, Any]:
     """Per-case facts and the metric rows (overall and per slice)."""
     config = env.project.config
