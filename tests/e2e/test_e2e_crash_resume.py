@@ -242,10 +242,10 @@ def _final_write_started(store: Path, name: str) -> bool:
 
 
 def _kill_points() -> list[tuple[str, Any]]:
-    """One progress threshold in each third of the run, drawn by a seeded RNG, and one final write."""
+    """One progress threshold in each half of the run, drawn by a seeded RNG, and one final write."""
     rng = random.Random(SEED)
     total = len(PER_CASE_STAGES) * CASES
-    thresholds = [rng.randrange(max(2, total * i // 3), total * (i + 1) // 3 - 2) for i in range(3)]
+    thresholds = [rng.randrange(max(2, total * i // 2), total * (i + 1) // 2 - 2) for i in range(2)]
     # Each of these leaves at least two tables and the manifest still to write.
     final = rng.choice(("dir", "cases.parquet", "retrievals.parquet"))
     return [("progress", t) for t in thresholds] + [("final-writes", final)]

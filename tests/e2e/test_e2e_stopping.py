@@ -64,15 +64,16 @@ class Stopper:
 
 ASYNC_HANG = '''
 
-class AsyncHang(Stopper):
-    async def generate(self, input, context):
-        if input["mode"] == "hang":
+class AsyncRetrieve(Stopper):
+    async def retrieve(self, input, depth):
+        if input["mode"] == "ahang":
             await asyncio.sleep(3600)
-        return {"answer": "ok " + input["q"]}
+        return super().retrieve(input, depth)
 '''
 
 
 def _project(root: Path, modes: list[str], *, generate_timeout: float | None = 60, object: str = "Stopper",
+             retrieve_timeout: float = 60,
              max_concurrency: int = 4, seconds: float = 0.3) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "app.py").write_text(SYSTEM + ASYNC_HANG)
@@ -91,7 +92,7 @@ def _project(root: Path, modes: list[str], *, generate_timeout: float | None = 6
           - {{type: contains, criterion: answered, field: answer, expected_field: answer}}
         max_concurrency: {max_concurrency}
         batch_size: 4
-        timeouts: {{generate: {timeouts}}}
+        timeouts: {{retrieve: {retrieve_timeout}, generate: {timeouts}}}
     """))
     return root
 
@@ -126,16 +127,19 @@ def test_a_contract_error_stops_every_batch_and_the_process_exits(tmp_path, mach
     assert _complete_runs(olo, machine(), project) == []
 
 
-@pytest.mark.parametrize("object", ["Stopper", "AsyncHang"])
-def test_a_call_past_its_timeout_is_a_missing_case(tmp_path, machine, olo, object):
-    project = _project(tmp_path / "p", ["ok", "hang", "ok", "ok"], generate_timeout=1, object=object)
+def test_a_call_past_its_timeout_is_a_missing_case(tmp_path, machine, olo):
+    # A blocking generate is abandoned; an async retrieve is cancelled.
+    project = _project(tmp_path / "p", ["ok", "hang", "ahang", "ok"], generate_timeout=1, retrieve_timeout=1,
+                       object="AsyncRetrieve")
     result = _run(olo, machine(), project)
     assert result.returncode == 0, result.stderr[-2000:]
     report = json.loads(result.stdout)
     cases = _cases(olo, machine(), project, report["run_id"])
-    assert cases["c001-hang"]["status"] == "missing"
-    assert (cases["c001-hang"]["error_stage"], cases["c001-hang"]["error"]) == ("generate", "timeout after 1s")
-    assert [c["status"] for k, c in sorted(cases.items()) if k != "c001-hang"] == ["ok"] * 3
+    assert (cases["c001-hang"]["status"], cases["c001-hang"]["error_stage"], cases["c001-hang"]["error"]) == (
+        "missing", "generate", "timeout after 1s")
+    assert (cases["c002-ahang"]["status"], cases["c002-ahang"]["error_stage"], cases["c002-ahang"]["error"]) == (
+        "missing", "retrieve", "timeout after 1s")
+    assert [cases[k]["status"] for k in ("c000-ok", "c003-ok")] == ["ok", "ok"]
 
 
 def test_user_code_that_exits_or_returns_no_json_is_a_missing_case(tmp_path, machine, olo):
