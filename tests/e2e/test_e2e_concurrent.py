@@ -12,7 +12,6 @@ the session's real Prefect server.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import stop_process
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
@@ -29,22 +29,6 @@ CASES = 16
 CRITERIA = ("answer_correct", "hit_rate_at_2", "citations_valid")
 
 
-def _load_e2e_helpers() -> Any:
-    """This folder's ``conftest.py``, loaded by path.
-
-    Several test folders have a ``conftest`` module, so the name does not reliably
-    import this one.
-    """
-    name = "_oloproof_e2e_helpers"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("conftest.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up while it executes
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-_helpers = _load_e2e_helpers()
 
 CONFIG = """\
 system:
@@ -150,7 +134,7 @@ def _run_together(project: Path, url: str, envs: list[dict[str, str]], logs: Pat
         codes = [process.wait(timeout=240) for process in processes]
     finally:
         for process in processes:
-            _helpers.stop_process(process)
+            stop_process(process)
     for number, code in enumerate(codes):
         assert code == 0, f"run {number} exited {code}:\n{(logs / f'run{number}.err').read_text()[-3000:]}"
     return [json.loads((logs / f"run{number}.out").read_text(encoding="utf-8")) for number in range(len(envs))]

@@ -15,7 +15,6 @@ session's real Prefect server.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import random
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import clean_env, stop_process, tail
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
@@ -40,22 +40,6 @@ SEED = 20260916
 RUN_TABLES = ("cases.parquet", "retrievals.parquet", "judgments.parquet", "metrics.parquet")
 
 
-def _load_e2e_helpers() -> Any:
-    """This folder's ``conftest.py``, loaded by path.
-
-    Several test folders have a ``conftest`` module, so the name does not reliably
-    import this one.
-    """
-    name = "_oloproof_e2e_helpers"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("conftest.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up while it executes
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-_helpers = _load_e2e_helpers()
 
 
 # -- the synthetic project ---------------------------------------------------------------
@@ -159,7 +143,7 @@ def _write_project(root: Path) -> Path:
 
 def _env(prefect_server: str, home: Path, calls: Path | None = None) -> dict[str, str]:
     """A fresh machine's environment: its own PREFECT_HOME, the session's server."""
-    env = _helpers.clean_env()
+    env = clean_env()
     env.update(PREFECT_HOME=str(home), PREFECT_API_URL=prefect_server, PREFECT_SERVER_ANALYTICS_ENABLED="false",
                DO_NOT_TRACK="1", COLUMNS="200")  # fmt: skip
     if calls is not None:
@@ -182,8 +166,8 @@ def _complete_run(project: Path, store: Path, env: dict[str, str], out: Path) ->
     try:
         code = process.wait(timeout=240)
     finally:
-        _helpers.stop_process(process)
-    stderr = _helpers.tail(out.with_suffix(".err"))
+        stop_process(process)
+    stderr = tail(out.with_suffix(".err"))
     assert code == 0, f"oloproof run exited {code}:\n{stderr}"
     return json.loads(out.with_suffix(".out").read_text(encoding="utf-8"))
 
@@ -261,10 +245,10 @@ def _kill_when(process: subprocess.Popen, ready: Callable[[], bool], err: Path, 
         if process.poll() is not None:
             break
         if time.monotonic() > deadline:
-            pytest.fail(f"the kill point was not reached within {timeout:.0f} s:\n{_helpers.tail(err)}")
+            pytest.fail(f"the kill point was not reached within {timeout:.0f} s:\n{tail(err)}")
         time.sleep(0.002)
     if process.poll() is not None:
-        pytest.fail(f"the run ended ({process.returncode}) before the kill point:\n{_helpers.tail(err)}")
+        pytest.fail(f"the run ended ({process.returncode}) before the kill point:\n{tail(err)}")
     os.killpg(process.pid, signal.SIGKILL)
     process.wait(timeout=30)
 
@@ -397,7 +381,7 @@ def test_a_killed_run_resumes_and_loses_nothing(kill_point, project, reference, 
         else:
             _kill_when(process, lambda: _final_write_started(store, at), tmp_path / "killed.err")
     finally:
-        _helpers.stop_process(process)
+        stop_process(process)
     assert process.returncode == -signal.SIGKILL
 
     durable = _durable_keys(store)

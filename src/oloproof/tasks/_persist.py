@@ -12,7 +12,7 @@ from typing import Any
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from oloproof.records import CaseRow, ContextEntry, JudgmentRow, MetricRow, Record, RetrievalRow
+from oloproof.records import CaseRow, ContextEntry, MetricRow, Record, RetrievalRow
 from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, TableSchema, run_manifest, run_table
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._results import CaseResult
