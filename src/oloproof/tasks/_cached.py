@@ -97,8 +97,6 @@ def outcome(
     )
 
 
-
-
 def skip_batch_cache() -> None:
     """Keep the current task's result out of Prefect's cache (some case failed)."""
     try:
@@ -120,8 +118,9 @@ def run_cached(
 ) -> dict[str, Outcome]:
     """Resolve each item from the stage cache or by calling it.
 
-    Items with equal keys share one call: equal identities share work, while each
-    case keeps its own outcome. With ``use_cache=False`` nothing is read from or
+    Items of the batch with equal keys share one call (equal identities share work;
+    other batches share it through the stage cache), while each case keeps its own
+    outcome. With ``use_cache=False`` nothing is read from or
     written to the stage cache (diagnosis controls and replays re-execute on purpose).
 
     Returns:
