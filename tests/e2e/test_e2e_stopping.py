@@ -160,6 +160,11 @@ def test_user_code_that_exits_or_returns_no_json_is_a_missing_case(tmp_path, mac
         assert cases[case_id]["error_stage"] == "generate"
 
 
+def _default_signals() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _stage_records(store: Path, stage: str) -> int:
     folder = store / "cache" / stage
     return sum(1 for path in folder.rglob("*") if path.is_file()) if folder.exists() else 0
@@ -172,8 +177,10 @@ def test_a_signal_stops_the_run_cleanly_and_the_next_run_resumes(tmp_path, machi
     (project / "slow.flag").write_text("")
     store = project / ".oloproof" / "results"
     env = machine()
+    # As from a terminal: a shell's background job (CI's, say) would pass SIGINT on ignored.
     process = subprocess.Popen([*_CLI, "run", str(project), "--json"], env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+                               stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=_default_signals)  # fmt: skip
     try:
         deadline = time.monotonic() + _LIMIT
         while _stage_records(store, "generate") < 4:

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof._cli._common import emit, quiet_prefect
 from oloproof._cli._progress import progress_bar
+from oloproof._cli._signals import interruption, stop_on_signals
+from oloproof._exceptions import RunStoppedError
 
 if TYPE_CHECKING:
     from oloproof.tasks import RunEnvironment
@@ -29,7 +31,13 @@ def run_command(args: argparse.Namespace) -> int:
     env = prepare_environment(request)
     try:
         env.store.check_writable()
-        report = _evaluate(env)
+        with stop_on_signals(env.close) as received:
+            try:
+                report = _evaluate(env)
+            except RunStoppedError:
+                if received:  # the signal's own exception was caught inside the engine
+                    raise interruption(received[-1]) from None
+                raise
     finally:
         env.close()
     from oloproof.report import render_run

@@ -16,6 +16,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 
+from oloproof._cli._signals import Terminated, interruption
 from oloproof._exceptions import OloproofError
 
 __all__ = ["build_parser", "main"]
@@ -130,19 +131,17 @@ def _handler(command: str) -> Callable[[argparse.Namespace], int]:
     return {"runs": _read.runs_command, "show": _read.show_command, "query": _read.query_command}[command]
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where Ctrl-C would be, so a run stops the same clean way."""
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise Terminated()
+def _raise(error: BaseException) -> None:
+    raise error
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
     if threading.current_thread() is not threading.main_thread():
         return _main(argv)
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
+        return _main(argv)
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: _raise(interruption(signum)))
     try:
         return _main(argv)
     finally:

@@ -139,7 +139,8 @@ class StageExecutor:
         self._workers = _Workers(max_concurrency)
         self._loop = asyncio.new_event_loop()
         self._semaphore = asyncio.Semaphore(max_concurrency)
-        self._lock = threading.Lock()
+        # Re-entrant: a signal handler may close the executor from a thread inside it.
+        self._lock = threading.RLock()
         self._pending: set[concurrent.futures.Future[CallResult]] = set()
         self._closed = False
         self._thread = threading.Thread(target=self._serve, name="oloproof-loop", daemon=True)
