@@ -102,3 +102,18 @@ def run_cli(prefect_api, capsys) -> Iterator[object]:
         return code, captured.out, captured.err
 
     yield invoke
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Run the files that start real services first, then the other slow ones.
+
+    The suite runs on several workers, each taking whole files (``--dist
+    loadfile``); a long file started last would keep one worker busy while the
+    others sit idle. The order within a file is kept.
+    """
+    rank: dict[str, int] = {}
+    for item in items:
+        path = str(item.path)
+        weight = 0 if item.get_closest_marker("services") else 1 if item.get_closest_marker("slow") else 2
+        rank[path] = min(rank.get(path, 2), weight)
+    items.sort(key=lambda item: rank[str(item.path)])
