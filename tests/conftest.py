@@ -62,6 +62,28 @@ def moto_server() -> Iterator[str]:
             process.wait()
 
 
+@pytest.fixture(scope="session")
+def _server() -> Iterator[object]:
+    """One threaded HTTP server on 127.0.0.1 for the session (stopping one takes up to 0.5 s)."""
+    from pytest_httpserver import HTTPServer
+
+    server = HTTPServer(host="127.0.0.1", port=0, threaded=True)
+    server.start()
+    yield server
+    server.clear()
+    server.stop()
+
+
+@pytest.fixture
+def server(_server) -> Iterator[object]:
+    """The session's HTTP server with no handlers, for scripted provider endpoints;
+    an error inside a handler fails the test."""
+    _server.clear()
+    yield _server
+    _server.check_handler_errors()
+    _server.clear()
+
+
 REPO = __import__("pathlib").Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "support_rag"
 

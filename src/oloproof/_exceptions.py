@@ -4,7 +4,9 @@ The hierarchy::
 
     OloproofError
     ├── ConfigError(OloproofError, ValueError)      oloproof.yaml, --set, compare.yaml
-    │   └── EvaluatorConfigError                    an evaluator entry or option
+    │   ├── EvaluatorConfigError                    an evaluator entry or option
+    │   └── ProviderConfigError                     an LLM provider: unknown type, missing
+    │                                               key variable, unreachable endpoint
     ├── DatasetError(OloproofError, ValueError)     a cases file: JSON, ids, field types
     ├── SystemContractError(OloproofError, TypeError)
     │                                               a user system broke the API contract
@@ -27,6 +29,7 @@ __all__ = [
     "EvaluatorConfigError",
     "NotFoundError",
     "OloproofError",
+    "ProviderConfigError",
     "RunStoppedError",
     "StatsError",
     "StoreError",
@@ -76,6 +79,10 @@ class ConfigError(OloproofError, ValueError):
 
 class EvaluatorConfigError(ConfigError):
     """An evaluator entry names an unknown type or carries an invalid option."""
+
+
+class ProviderConfigError(ConfigError):
+    """An LLM provider is misconfigured: unknown type, unset key variable, unreachable endpoint."""
 
 
 class DatasetError(OloproofError, ValueError):

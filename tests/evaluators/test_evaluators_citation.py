@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oloproof.evaluators import CaseView, CitationValidity, Verdict, build_evaluators
+from oloproof.evaluators import CaseView, JudgeContext, CitationValidity, Verdict, build_evaluators
 
 CONTEXT = [
     {"position": 1, "doc_id": "kb-01", "chunk_id": None, "text": "a", "tokens": None},
@@ -27,7 +27,7 @@ def verdict(case: CaseView, **options) -> Verdict:
     fields = evaluator.read(case)
     if isinstance(fields, Verdict):
         return fields
-    return evaluator.judge(fields)
+    return evaluator.judge(fields, JudgeContext())
 
 
 def test_default_criterion_and_class():
@@ -38,13 +38,13 @@ def test_default_criterion_and_class():
 
 
 def test_citations_inside_the_context_pass():
-    assert verdict(view({"citations": ["kb-01", "kb-07"]})) == Verdict(value=1.0, passed=True)
+    assert verdict(view({"citations": ["kb-01", "kb-07"]})) == Verdict(score=1.0, passed=True)
 
 
 def test_a_citation_outside_the_context_fails_and_names_the_invalid_ids():
     result = verdict(view({"citations": ["kb-01", "kb-99", "kb-02", "kb-07"]}))
     assert result == Verdict(
-        value=0.0, passed=False, reason="cited_outside_context", detail={"invalid": ["kb-99", "kb-02"]}
+        score=0.0, passed=False, reason="cited_outside_context", detail={"invalid": ["kb-99", "kb-02"]}
     )
 
 
@@ -68,9 +68,9 @@ def test_doc_id_hash_chunk_id_citations():
 
 def test_no_citations_passes_unless_required():
     for output in ({"citations": []}, {"answer": "no citations field"}, {"citations": None}):
-        assert verdict(view(output)) == Verdict(value=1.0, passed=True, reason="no_citations")
+        assert verdict(view(output)) == Verdict(score=1.0, passed=True, reason="no_citations")
         assert verdict(view(output), require_citations=True) == Verdict(
-            value=0.0, passed=False, reason="no_citations"
+            score=0.0, passed=False, reason="no_citations"
         )
 
 

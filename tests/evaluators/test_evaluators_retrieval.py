@@ -7,7 +7,7 @@ import math
 import pytest
 
 from oloproof._exceptions import EvaluatorConfigError
-from oloproof.evaluators import CaseView, HitRate, Mrr, Ndcg, Recall, Verdict, build_evaluators
+from oloproof.evaluators import CaseView, JudgeContext, HitRate, Mrr, Ndcg, Recall, Verdict, build_evaluators
 
 
 def passage(doc_id: str, chunk_id: str | None = None) -> dict:
@@ -36,9 +36,9 @@ def score(entry: dict, case: CaseView) -> float:
     evaluator = build(entry)
     fields = evaluator.read(case)
     assert not isinstance(fields, Verdict), fields
-    result = evaluator.judge(fields)
+    result = evaluator.judge(fields, JudgeContext())
     assert result.status == "observed" and result.passed is None
-    return result.value
+    return result.score
 
 
 RANKING = [passage("d3"), passage("d1"), passage("d4"), passage("d2")]

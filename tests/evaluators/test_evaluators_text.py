@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from oloproof._exceptions import ConfigError, EvaluatorConfigError
-from oloproof.evaluators import CaseView, Verdict, build_evaluators
+from oloproof.evaluators import CaseView, JudgeContext, Verdict, build_evaluators
 
 
 def view(output, expected=None, **extra) -> CaseView:
@@ -29,7 +29,7 @@ def verdict(entry: dict, case: CaseView) -> Verdict:
     fields = evaluator.read(case)
     if isinstance(fields, Verdict):
         return fields
-    return evaluator.judge(fields)
+    return evaluator.judge(fields, JudgeContext())
 
 
 # --- contains -----------------------------------------------------------------
@@ -37,12 +37,12 @@ def verdict(entry: dict, case: CaseView) -> Verdict:
 
 def test_contains_folds_case_and_normalizes_whitespace():
     case = view({"answer": "Refunds take  14\n DAYS from approval."}, {"answer": "14 days"})
-    assert verdict({"type": "contains"}, case) == Verdict(value=1.0, passed=True)
+    assert verdict({"type": "contains"}, case) == Verdict(score=1.0, passed=True)
 
 
 def test_contains_fails_when_the_text_is_absent():
     case = view({"answer": "Refunds take two weeks."}, {"answer": "14 days"})
-    assert verdict({"type": "contains"}, case) == Verdict(value=0.0, passed=False)
+    assert verdict({"type": "contains"}, case) == Verdict(score=0.0, passed=False)
 
 
 def test_contains_case_sensitive_option():
@@ -69,7 +69,7 @@ def test_contains_reads_dotted_fields_and_the_whole_output():
 def test_contains_missing_output_field_fails_with_a_reason():
     case = view({"text": "14 days"}, {"answer": "14 days"})
     assert verdict({"type": "contains"}, case) == Verdict(
-        value=0.0, passed=False, reason="output_field_missing"
+        score=0.0, passed=False, reason="output_field_missing"
     )
     assert verdict({"type": "contains"}, view(None, {"answer": "x"})).reason == "output_field_missing"
 
@@ -111,7 +111,7 @@ def test_exact_match_list_of_answers():
 
 def test_exact_match_missing_field_and_missing_expected():
     assert verdict({"type": "exact_match"}, view({}, {"answer": "yes"})) == Verdict(
-        value=0.0, passed=False, reason="output_field_missing"
+        score=0.0, passed=False, reason="output_field_missing"
     )
     assert verdict({"type": "exact_match"}, view({"answer": "yes"}, {"answer": None})) == Verdict(
         status="excluded", reason="no_expected_answer"
@@ -153,7 +153,7 @@ def test_regex_ignore_case():
 
 def test_regex_missing_field_fails_and_needs_no_expected():
     assert verdict({"type": "regex", "pattern": "x"}, view({"text": "x"})) == Verdict(
-        value=0.0, passed=False, reason="output_field_missing"
+        score=0.0, passed=False, reason="output_field_missing"
     )
     assert build({"type": "regex", "pattern": "x"}).criterion == "regex"
 

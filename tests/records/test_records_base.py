@@ -13,7 +13,7 @@ from oloproof.records import MetricRow, Record
 METRIC = {
     "criterion": "answer_correct", "kind": "proportion", "slice": None, "slice_value": None,
     "estimate": 0.5, "low": 0.1, "high": 0.9, "confidence": 0.95, "method": "clopper-pearson",
-    "observed": 4, "successes": 2, "missing": 0, "excluded": 1, "scored": True,
+    "observed": 4, "successes": 2, "missing": 0, "judge_errors": 0, "excluded": 1, "scored": True,
 }  # fmt: skip
 
 
@@ -85,7 +85,7 @@ def test_as_mapping_hands_nested_values_over_uncopied():
     detail = {"matched": ["14 days"]}
     row = JudgmentRow(
         run_id="run_1", case_id="c1", criterion="answer_correct", evaluator="exact_match",
-        spec_hash="h", status="observed", value=1.0, passed=True, detail=detail, hit=False,
+        spec_hash="h", status="observed", outcome="completed", value=1.0, passed=True, detail=detail, hit=False,
     )  # fmt: skip
     assert row.as_mapping()["detail"] is detail
 

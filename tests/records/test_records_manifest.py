@@ -34,6 +34,8 @@ MANIFEST = {
     "confidence": 0.95,
     "cache": {"execution": {"hit": 0, "miss": 3}, "judgment": {"hit": 0, "miss": 3},
               "retrieve": {"hit": 1, "miss": 2}, "generate": {"hit": 0, "miss": 3}},
+    "judges": [{"provider": "local", "provider_type": "openai", "model": "m", "calls": 2, "cached": 1,
+                "retries": 1, "errors": 0, "input_tokens": 120, "output_tokens": 30, "cost_usd": None}],
     "variant": {"context_source": "assembled", "replay_from": None, "reranker": None,
                 "bypass_generation_cache": False, "case_ids": None},
     "parent": None,

@@ -23,7 +23,7 @@ CP = "clopper-pearson"
 def _row(case_id, value, criterion="answer_correct", status="observed", reason=None):
     passed = None if value is None or value not in (0.0, 1.0) else value == 1.0
     return JudgmentRow(run_id="run_1", case_id=case_id, criterion=criterion, evaluator="contains",
-                       spec_hash="h", status=status, reason=reason, value=value, passed=passed,
+                       spec_hash="h", status=status, outcome={"observed": "completed", "missing": "skipped", "excluded": "skipped"}[status], reason=reason, value=value, passed=passed,
                        detail={}, hit=False)
 
 
@@ -51,7 +51,7 @@ def _bounds(successes, n, confidence=0.95):
 def test_pass_fail_criterion_is_a_proportion_with_the_exact_interval():
     summary = summarize_criterion(_pass_fail(9, 4), kind="proportion", confidence=0.95)
     low, high = _bounds(9, 13)
-    assert summary == {"observed": 13, "missing": 0, "excluded": 0, "successes": 9,
+    assert summary == {"observed": 13, "missing": 0, "judge_errors": 0, "excluded": 0, "successes": 9,
                        "estimate": pytest.approx(9 / 13), "low": low, "high": high,
                        "confidence": 0.95, "method": CP, "kind": "proportion"}
 
@@ -76,7 +76,7 @@ def test_missing_and_excluded_rows_are_counted_apart_from_observed():
 def test_all_missing_gives_counts_and_no_estimate(kind):
     rows = [_missing("m1"), _missing("m2"), _excluded("x1")]
     summary = summarize_criterion(rows, kind=kind, confidence=0.95)
-    assert summary == {"observed": 0, "missing": 2, "excluded": 1, "successes": None, "estimate": None,
+    assert summary == {"observed": 0, "missing": 2, "judge_errors": 0, "excluded": 1, "successes": None, "estimate": None,
                        "low": None, "high": None, "confidence": 0.95, "method": None, "kind": kind}
 
 

@@ -41,14 +41,20 @@ EXPECTED = {
     ),
     "judgments": (
         ("run_id", "VARCHAR"), ("case_id", "VARCHAR"), ("criterion", "VARCHAR"), ("evaluator", "VARCHAR"),
-        ("spec_hash", "VARCHAR"), ("status", "VARCHAR"), ("reason", "VARCHAR"), ("value", "DOUBLE"),
-        ("passed", "BOOLEAN"), ("detail", "JSON"), ("judgment_key", "VARCHAR"), ("hit", "BOOLEAN"),
+        ("spec_hash", "VARCHAR"), ("status", "VARCHAR"), ("outcome", "VARCHAR"), ("reason", "VARCHAR"),
+        ("score", "DOUBLE"), ("value", "DOUBLE"), ("passed", "BOOLEAN"), ("label", "VARCHAR"),
+        ("threshold", "DOUBLE"), ("detail", "JSON"), ("judgment_key", "VARCHAR"), ("hit", "BOOLEAN"),
+        ("provider", "VARCHAR"), ("provider_type", "VARCHAR"), ("model", "VARCHAR"),
+        ("prompt_hash", "VARCHAR"), ("input_tokens", "BIGINT"), ("output_tokens", "BIGINT"),
+        ("latency_ms", "DOUBLE"), ("retries", "BIGINT"), ("finish_reason", "VARCHAR"),
+        ("cost_usd", "DOUBLE"), ("raw_reply", "VARCHAR"),
     ),
     "metrics": (
         ("run_id", "VARCHAR"), ("criterion", "VARCHAR"), ("kind", "VARCHAR"), ("slice", "VARCHAR"),
         ("slice_value", "VARCHAR"), ("estimate", "DOUBLE"), ("low", "DOUBLE"), ("high", "DOUBLE"),
         ("confidence", "DOUBLE"), ("method", "VARCHAR"), ("observed", "BIGINT"),
-        ("successes", "BIGINT"), ("missing", "BIGINT"), ("excluded", "BIGINT"), ("scored", "BOOLEAN"),
+        ("successes", "BIGINT"), ("missing", "BIGINT"), ("judge_errors", "BIGINT"), ("excluded", "BIGINT"),
+        ("scored", "BOOLEAN"),
     ),
     "diagnosis_labels": (
         ("diagnosis_id", "VARCHAR"), ("case_id", "VARCHAR"), ("label", "VARCHAR"), ("reason", "VARCHAR"),

@@ -135,3 +135,36 @@ def test_close_is_idempotent(executor):
     pool.close()
     pool.close()
     assert pool.closed
+
+
+def test_unlimited_calls_take_no_slot_of_the_system(executor):
+    # An LLM judge waiting on its provider must not hold one of the system's
+    # max_concurrency slots, nor wait for them.
+    small = executor(1)
+    release = threading.Event()
+    try:
+        slow_system = small.submit(release.wait, 10)
+        judge = small.submit(asyncio.sleep, 0, "judged", limited=False)
+        assert judge.result(timeout=5).value == "judged"
+        assert not slow_system.done()
+        blocked = small.submit(lambda: "system")
+        with pytest.raises(concurrent.futures.TimeoutError):
+            blocked.result(timeout=0.3)  # the one slot is still taken
+        release.set()
+        assert blocked.result(timeout=5).value == "system"
+    finally:
+        release.set()
+
+
+def test_run_coroutine_runs_on_the_call_loop_and_is_a_no_op_once_closed(executor):
+    executor = executor()
+    seen = []
+
+    async def note():
+        seen.append(asyncio.get_running_loop())
+
+    executor.run_coroutine(note())
+    assert len(seen) == 1 and seen[0] is executor._loop
+    executor.close()
+    executor.run_coroutine(note())  # closed: the coroutine is closed, never awaited
+    assert len(seen) == 1

@@ -95,10 +95,10 @@ EXPECTED_RETRIEVALS = [
 
 JUDGMENTS_IN = [
     {"case_id": "c1", "criterion": "answer_correct", "evaluator": "exact_match", "spec_hash": "h",
-     "status": "observed", "reason": None, "value": 1.0, "passed": True, "detail": {"matched": "14 days"},
+     "status": "observed", "outcome": "completed", "reason": None, "value": 1.0, "passed": True, "detail": {"matched": "14 days"},
      "judgment_key": "sha256:j", "hit": False},
     {"case_id": "c2", "criterion": "answer_correct", "evaluator": "exact_match", "spec_hash": "h",
-     "status": "missing", "reason": "retrieve_error", "value": None, "passed": None, "detail": {},
+     "status": "missing", "outcome": "skipped", "reason": "retrieve_error", "value": None, "passed": None, "detail": {},
      "judgment_key": None, "hit": False},
 ]  # fmt: skip
 JUDGMENT_ROWS = [JudgmentRow(run_id="run_1", **row) for row in JUDGMENTS_IN]
@@ -153,7 +153,7 @@ def test_metric_rows_from_the_summary():
     [
         (CASES, lambda: case_rows("run_1", RESULTS, FACTS, CASES_BY_ID), EXPECTED_CASES),
         (RETRIEVALS, lambda: retrieval_rows("run_1", RESULTS, CASES_BY_ID, 2), EXPECTED_RETRIEVALS),
-        (JUDGMENTS, lambda: JUDGMENT_ROWS, [{"run_id": "run_1", **r} for r in JUDGMENTS_IN]),
+        (JUDGMENTS, lambda: JUDGMENT_ROWS, [dict(row.as_mapping()) for row in JUDGMENT_ROWS]),
     ],
     ids=["cases", "retrievals", "judgments"],
 )

@@ -14,6 +14,9 @@ from oloproof.comparison._policy import Policy
 
 __all__ = ["check_comparable", "compare_runs", "policy_error", "slice_values"]
 
+_COUNTS = ("paired", "missing", "judge_errors", "excluded", "unpaired")
+"""How a metric's cases were paired, as each line and decision reports it."""
+
 
 def _specs(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {entry["criterion"]: entry for entry in manifest["evaluators"]}
@@ -86,7 +89,7 @@ def _probes(candidate: dict[str, Any], baseline: dict[str, Any], criteria: list[
                 scored = pairing["paired"] >= manifest.get("min_slice_support", 1)
                 line = paired_line_values(pairing, confidence) if scored else {}
                 probes.append({"slice": name, "slice_value": value, "criterion": criterion, "scored": scored,
-                               **{k: pairing[k] for k in ("paired", "missing", "excluded", "unpaired")}, **line})
+                               **{k: pairing[k] for k in _COUNTS}, **line})
     return probes
 
 
@@ -115,7 +118,7 @@ def compare_runs(candidate: dict[str, Any], baseline: dict[str, Any], *, policy:
     for criterion in criteria:
         pairing = pair_metric(candidate["judgments"], baseline["judgments"], criterion)
         metrics.append({"criterion": criterion, "confidence": confidence,
-                        **{k: pairing[k] for k in ("paired", "missing", "excluded", "unpaired")},
+                        **{k: pairing[k] for k in _COUNTS},
                         **paired_line_values(pairing, confidence)})
     by_criterion = {m["criterion"]: m for m in metrics}
     decisions = []

@@ -1,8 +1,9 @@
 """Pairing two runs' judgments case by case, per metric.
 
 Nothing is dropped silently: every case of either run is paired, missing (a
-system stage failed in either run), excluded (excluded in either run) or
-unpaired (present in one run only).
+system stage or the judge failed in either run; judge errors are also counted
+on their own), excluded (excluded in either run) or unpaired (present in one
+run only).
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ def pair_metric(
             counts["unpaired"] += 1
         elif "missing" in (a["status"], b["status"]):
             counts["missing"] += 1
+            # A judge that failed is not a system that failed: counted apart.
+            if "error" in (a.get("outcome"), b.get("outcome")):
+                counts["judge_errors"] += 1
         elif "excluded" in (a["status"], b["status"]):
             counts["excluded"] += 1
         else:
@@ -38,6 +42,7 @@ def pair_metric(
         "pairs": pairs,
         "paired": len(pairs),
         "missing": counts["missing"],
+        "judge_errors": counts["judge_errors"],
         "excluded": counts["excluded"],
         "unpaired": counts["unpaired"],
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from oloproof import stats
+from oloproof.report._render import missing_text
 
 __all__ = ["EXIT_BLOCK", "difference_text", "render_comparison", "render_decisions"]
 
@@ -22,7 +23,7 @@ def difference_text(row: dict[str, Any]) -> str:
 
 
 def _counts(row: dict[str, Any]) -> str:
-    text = f"{row['paired']} paired · {row['missing']} missing · {row['excluded']} excluded"
+    text = f"{row['paired']} paired · {missing_text(row)} · {row['excluded']} excluded"
     return text + (f" · {row['unpaired']} unpaired" if row.get("unpaired") else "")
 
 

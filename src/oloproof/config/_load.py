@@ -171,7 +171,9 @@ def load_project(
     except ValidationError as exc:
         first = exc.errors()[0]
         location = tuple(first["loc"])
-        raise project.error(_describe(first), location) from None
+        # A provider entry's values are never echoed: a key pasted into the wrong
+        # field must not reach a terminal or a log.
+        raise project.error(_describe(first, echo=location[:1] != ("providers",)), location) from None
     return Project(
         directory=project.directory,
         config_path=config_path,
@@ -181,7 +183,7 @@ def load_project(
     )
 
 
-def _describe(error: dict[str, Any]) -> str:
+def _describe(error: dict[str, Any], *, echo: bool = True) -> str:
     kind = error.get("type", "")
     if kind == "missing":
         return "required field is missing"
@@ -189,4 +191,6 @@ def _describe(error: dict[str, Any]) -> str:
         return "unknown field"
     message = str(error.get("msg", "invalid value"))
     message = message.removeprefix("Value error, ")
-    return f"{message} (got {error.get('input')!r})" if "input" in error and kind != "value_error" else message
+    if echo and "input" in error and kind != "value_error":
+        return f"{message} (got {error.get('input')!r})"
+    return message

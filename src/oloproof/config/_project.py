@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from oloproof._system._settings import NameAndVersion, RagParameters, text_settings
+from oloproof.providers import ProviderConfig
 
 __all__ = ["ProjectConfig", "RagSettings", "StageTimeouts", "SystemSettings", "TaskRunnerSettings"]
 
@@ -94,7 +95,9 @@ class StageTimeouts(BaseModel):
     """One ``generate(input, context)`` (or plain system) call."""
 
     judge: float | None = Field(default=60.0, gt=0, allow_inf_nan=False)
-    """One evaluator's judgment of one case."""
+    """One evaluator's judgment of one case. LLM judges are bounded by their
+    provider's ``timeout_s`` and ``max_retries`` instead: a call waiting for its
+    provider's rate limit is not late."""
 
     @field_validator("retrieve", "assemble", "generate", "judge", mode="before")
     @classmethod
@@ -122,6 +125,10 @@ class ProjectConfig(BaseModel):
 
     evaluators: list[dict[str, Any]] = Field(default_factory=list)
     """Evaluator entries, each with a ``type`` and that evaluator's options."""
+
+    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    """LLM providers by name, for judges (``provider: <name>``); keys come from the
+    environment variables they name, never from this file."""
 
     slices: list[str] = Field(default_factory=list)
     """Slices to report: ``metadata.<field>``, ``relevant_position``, ``context_truncated``."""

@@ -8,27 +8,55 @@ from oloproof.evaluators._base import (
     CaseView,
     Evaluator,
     EvaluatorOptions,
+    JudgeContext,
+    OptionError,
+    Output,
     Verdict,
     evaluator,
     registered_evaluators,
 )
 from oloproof.evaluators._build import build_evaluators
 from oloproof.evaluators._citation import CitationValidity
+from oloproof.evaluators._citation_support import CitationSupportJudge
+from oloproof.evaluators._groundedness_pro import GroundednessPro
+from oloproof.evaluators._judges import (
+    Groundedness,
+    GroundednessJudge,
+    JudgeOptions,
+    LLMJudge,
+    Relevance,
+    ResponseCompleteness,
+    Retrieval,
+)
+from oloproof.evaluators._prompts import Prompt
 from oloproof.evaluators._retrieval import HitRate, Mrr, Ndcg, Recall, RetrievalOptions
 from oloproof.evaluators._text import Contains, ExactMatch, Regex
 
 __all__ = [
     "CaseView",
+    "CitationSupportJudge",
     "CitationValidity",
     "Contains",
     "Evaluator",
     "EvaluatorOptions",
     "ExactMatch",
+    "Groundedness",
+    "GroundednessJudge",
+    "GroundednessPro",
     "HitRate",
+    "JudgeContext",
+    "JudgeOptions",
+    "LLMJudge",
     "Mrr",
     "Ndcg",
+    "OptionError",
+    "Output",
+    "Prompt",
     "Recall",
     "Regex",
+    "Relevance",
+    "ResponseCompleteness",
+    "Retrieval",
     "RetrievalOptions",
     "Verdict",
     "build_evaluators",

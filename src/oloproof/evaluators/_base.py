@@ -4,22 +4,34 @@ An evaluator reads a few fields of an executed case and returns a `Verdict`.
 It declares those fields by extracting them (`Evaluator.read`) before judging
 (`Evaluator.judge`), so the judgment identity covers exactly what was read and
 an unchanged output is never judged twice.
+
+It also declares what it produces (`Evaluator.outputs`): each criterion's kind,
+range, direction and threshold. A verdict carries the raw score; pass/fail is
+derived from the output's threshold when rows are made, so a changed threshold
+re-derives every verdict from the cached scores without a single new call.
 """
 
 from __future__ import annotations
 
 import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from oloproof.providers import ProviderPool
 
 __all__ = [
     "CaseView",
     "Evaluator",
     "EvaluatorOptions",
+    "JudgeContext",
+    "OptionError",
+    "Output",
     "Verdict",
     "evaluator",
     "registered_evaluators",
@@ -29,17 +41,80 @@ E = TypeVar("E", bound="type[Evaluator]")
 
 _REGISTRY: dict[str, type[Evaluator]] = {}
 
+OutputKind = Literal["pass_fail", "score", "count"]
+MetricKind = Literal["proportion", "mean", "count"]
+
+
+class OptionError(Exception):
+    """An option fails a check that needs the project (raised by `Evaluator.configure`).
+
+    Args:
+        message: What is wrong.
+        option: The option's name; the error is reported at its line.
+    """
+
+    def __init__(self, message: str, option: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.option = option
+
 
 class EvaluatorOptions(BaseModel):
     """Options shared by every evaluator entry in ``oloproof.yaml``."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     type: str
     """The registered evaluator type, e.g. ``contains``."""
 
     criterion: str | None = None
     """The name the metric is reported under; each type has a default."""
+
+
+@dataclass(frozen=True)
+class Output:
+    """One criterion an evaluator produces, and how its scores become verdicts."""
+
+    criterion: str
+    """The metric name it is reported under."""
+    kind: OutputKind
+    """``pass_fail`` (a score of 1 or 0), ``score`` (a number in ``[low, high]``) or
+    ``count`` (a non-negative number of things, e.g. unlabelled documents)."""
+    low: float | None = None
+    """The lowest score (``score`` outputs)."""
+    high: float | None = None
+    """The highest score (``score`` outputs)."""
+    higher_is_better: bool = True
+    """The direction: whether a higher score is a better one."""
+    threshold: float | None = None
+    """A score passes at or beyond it (``score`` outputs); ``None``: not pass/fail."""
+
+    @property
+    def metric_kind(self) -> MetricKind:
+        """How the criterion is summarized: a share of passes, a mean in [0, 1], or a count."""
+        if self.kind == "pass_fail" or self.threshold is not None:
+            return "proportion"
+        return "count" if self.kind == "count" else "mean"
+
+    def verdict_of(self, score: float | None, passed: bool | None = None) -> tuple[float | None, bool | None, str | None]:
+        """``(value, passed, label)`` of a raw score.
+
+        ``value`` is what metrics average: 1.0/0.0 for pass/fail criteria, the score
+        scaled to [0, 1] for other scores, the count itself for counts.
+        """
+        if score is None:
+            return None, None, None
+        if self.kind == "pass_fail":
+            ok = bool(score >= 1.0) if passed is None else passed
+            return (1.0 if ok else 0.0), ok, "pass" if ok else "fail"
+        if self.threshold is not None:
+            ok = score >= self.threshold if self.higher_is_better else score <= self.threshold
+            return (1.0 if ok else 0.0), ok, "pass" if ok else "fail"
+        if self.kind == "count":
+            return float(score), None, None
+        low, high = self.low if self.low is not None else 0.0, self.high if self.high is not None else 1.0
+        value = (score - low) / (high - low) if high > low else 0.0
+        return value, None, None
 
 
 @dataclass(frozen=True)
@@ -61,22 +136,50 @@ class CaseView:
 
 @dataclass(frozen=True)
 class Verdict:
-    """The result of judging one case on one criterion."""
+    """The result of judging one case: a raw score, a skip, or an error.
 
-    status: Literal["observed", "excluded"] = "observed"
-    value: float | None = None
-    """The score in [0, 1] (1.0/0.0 for pass/fail criteria)."""
+    Errors are never cached: the case is *missing* for the criterion in this run
+    and judged again by the next.
+    """
+
+    status: Literal["observed", "excluded", "error"] = "observed"
+    """``observed`` (scored), ``excluded`` (nothing to judge) or ``error`` (the judge failed)."""
+    score: float | None = None
+    """The raw score on the output's scale (1.0/0.0 for pass/fail outputs)."""
     passed: bool | None = None
+    """Set only by evaluators that decide pass/fail themselves; derived otherwise."""
     reason: str | None = None
+    """The evaluator's reason, or why the case was skipped or failed."""
     detail: dict[str, Any] = field(default_factory=dict)
+    """What the evaluator reports besides the score."""
+    call: dict[str, Any] | None = None
+    """The judge call's accounting (provider, model, tokens, retries, raw reply on error)."""
+    scores: dict[str, float] | None = None
+    """One raw score per output criterion, for evaluators with several outputs."""
 
     @classmethod
     def of_pass(cls, passed: bool, reason: str | None = None, **detail: Any) -> Verdict:
-        return cls(value=1.0 if passed else 0.0, passed=passed, reason=reason, detail=detail)
+        return cls(score=1.0 if passed else 0.0, passed=passed, reason=reason, detail=detail)
 
     @classmethod
     def excluded(cls, reason: str) -> Verdict:
         return cls(status="excluded", reason=reason)
+
+    @classmethod
+    def error(cls, reason: str, call: dict[str, Any] | None = None) -> Verdict:
+        return cls(status="error", reason=reason, call=call)
+
+
+@dataclass(frozen=True)
+class JudgeContext:
+    """What the engine opens once per run for evaluators that call out.
+
+    The provider pool creates its clients and limiters lazily, on the loop the
+    judge calls run on; the engine closes it when the run ends.
+    """
+
+    providers: ProviderPool | None = None
+    """The run's providers (``None`` when no provider is configured)."""
 
 
 class Evaluator(ABC):
@@ -85,37 +188,73 @@ class Evaluator(ABC):
     type_name: ClassVar[str] = ""
     version: ClassVar[str] = "1"
     options_model: ClassVar[type[EvaluatorOptions]] = EvaluatorOptions
-    kind: ClassVar[Literal["proportion", "mean"]] = "proportion"
-    """``proportion`` for pass/fail criteria, ``mean`` for scores in [0, 1]."""
+    output_kind: ClassVar[OutputKind] = "pass_fail"
+    """The kind of the single output of evaluators that do not override `outputs`."""
     needs_retrieval: ClassVar[bool] = False
     """True when the evaluator reads the retrieval or context (RAG systems only)."""
     is_llm_judge: ClassVar[bool] = False
+    verdict_options: ClassVar[tuple[str, ...]] = ()
+    """Options that only turn scores into verdicts (a threshold): left out of the
+    judgment identity, so changing them never calls the judge again."""
 
     def __init__(self, options: EvaluatorOptions) -> None:
         self.options = options
 
     @property
     def criterion(self) -> str:
-        """The reported metric name."""
+        """The evaluator's name: the reported metric of a single-output evaluator."""
         return self.options.criterion or self.default_criterion()
 
     def default_criterion(self) -> str:
         return self.type_name
 
+    def outputs(self) -> tuple[Output, ...]:
+        """The criteria this evaluator produces (one, unless overridden)."""
+        if self.output_kind == "score":
+            return (Output(self.criterion, "score", low=0.0, high=1.0),)
+        return (Output(self.criterion, self.output_kind),)
+
+    @property
+    def output(self) -> Output:
+        """The first (for most evaluators, the only) output."""
+        return self.outputs()[0]
+
+    @property
+    def kind(self) -> MetricKind:
+        """How the (first) output is summarized."""
+        return self.output.metric_kind
+
     def spec(self) -> dict[str, Any]:
-        """The full spec: type, version and every option (judgment identity)."""
+        """The full spec: type, version and every option."""
         return {
             "type": self.type_name,
             "version": self.version,
             "options": self.options.model_dump(mode="json"),
         }
 
+    def identity(self) -> dict[str, Any]:
+        """What determines a judgment: the spec less `verdict_options`."""
+        spec = self.spec()
+        options = {k: v for k, v in spec["options"].items() if k not in self.verdict_options}
+        return {**spec, "options": options}
+
+    def providers(self) -> tuple[str, ...]:
+        """Names of the providers this evaluator calls (LLM judges)."""
+        return ()
+
+    def configure(self, *, providers: Mapping[str, Any], directory: Path | None) -> None:
+        """Check and bind what the options name in the project: providers, prompt files.
+
+        Raises:
+            OptionError: An option names something the project does not have.
+        """
+
     @abstractmethod
     def read(self, case: CaseView) -> dict[str, Any] | Verdict:
         """Extract exactly the fields this evaluator judges, or an exclusion."""
 
     @abstractmethod
-    def judge(self, fields: dict[str, Any]) -> Verdict | Any:
+    def judge(self, fields: dict[str, Any], ctx: JudgeContext) -> Verdict | Awaitable[Verdict]:
         """Judge the extracted fields (may be ``async``)."""
 
     @property

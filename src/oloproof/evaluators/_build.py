@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from oloproof._exceptions import ConfigError, EvaluatorConfigError
-from oloproof.evaluators._base import Evaluator, registered_evaluators
+from oloproof.evaluators._base import Evaluator, OptionError, registered_evaluators
 
 __all__ = ["build_evaluators"]
 
@@ -17,6 +19,8 @@ def build_evaluators(
     *,
     rag: bool,
     error: Any = None,
+    providers: Mapping[str, Any] | None = None,
+    directory: Path | None = None,
 ) -> list[Evaluator]:
     """Build evaluators from ``oloproof.yaml`` entries.
 
@@ -25,13 +29,16 @@ def build_evaluators(
         rag: Whether the system is a staged RAG system (retrieval evaluators need one).
         error: ``Project.error``-like callable ``(message, location) -> ConfigError``
             that points errors at a file and line.
+        providers: The project's ``providers:`` by name (LLM judges name one).
+        directory: The project folder (a judge's own prompt file is relative to it).
 
     Returns:
         One evaluator per entry, in order.
 
     Raises:
         EvaluatorConfigError: An unknown type, an invalid option, a retrieval
-            evaluator on a plain system, or two entries with one criterion.
+            evaluator on a plain system, two entries with one criterion, a judge
+            naming a provider that is not configured, or a bad prompt file.
     """
 
     def fail(message: str, location: tuple[str | int, ...]) -> ConfigError:
@@ -66,13 +73,18 @@ def build_evaluators(
                 message = str(first["msg"]).removeprefix("Value error, ")
             raise fail(message, (*where, *loc)) from None
         instance = cls(options)
+        try:
+            instance.configure(providers=providers or {}, directory=directory)
+        except OptionError as exc:
+            raise fail(exc.message, (*where, exc.option)) from None
         if instance.needs_retrieval and not rag:
             raise fail(f"{kind} reads the retrieval; it needs a @rag_system", (*where, "type"))
-        if instance.criterion in seen:
-            raise fail(
-                f"criterion {instance.criterion!r} is already produced by evaluator {seen[instance.criterion]}",
-                (*where, "criterion"),
-            )
-        seen[instance.criterion] = index
+        for output in instance.outputs():
+            if output.criterion in seen:
+                raise fail(
+                    f"criterion {output.criterion!r} is already produced by evaluator {seen[output.criterion]}",
+                    (*where, "criterion"),
+                )
+            seen[output.criterion] = index
         built.append(instance)
     return built

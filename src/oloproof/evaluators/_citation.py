@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from oloproof.evaluators._base import CaseView, Evaluator, EvaluatorOptions, Verdict, evaluator
-from oloproof.evaluators._fields import MISSING, get_field
+from oloproof.evaluators._base import CaseView, Evaluator, EvaluatorOptions, JudgeContext, Verdict, evaluator
+from oloproof.evaluators._fields import cited_ids
 
 __all__ = ["CitationValidity"]
 
@@ -37,22 +37,18 @@ class CitationValidity(Evaluator):
     def read(self, case: CaseView) -> dict[str, Any] | Verdict:
         if case.context is None:
             return Verdict.excluded("no_context")
-        cited = get_field(case.output, self.options.field)
-        if cited is MISSING or cited is None:
-            cited = []
-        if isinstance(cited, str | int):
-            cited = [cited]
+        cited = cited_ids(case.output, self.options.field)
         allowed: set[str] = set()
         for passage in case.context:
             allowed.add(str(passage["doc_id"]))
             if passage.get("chunk_id") is not None:
                 allowed.add(f"{passage['doc_id']}#{passage['chunk_id']}")
         return {
-            "cited": [str(item) for item in cited] if isinstance(cited, list) else [str(cited)],
+            "cited": cited,
             "context_ids": sorted(allowed),
         }
 
-    def judge(self, fields: dict[str, Any]) -> Verdict:
+    def judge(self, fields: dict[str, Any], ctx: JudgeContext) -> Verdict:
         cited = fields["cited"]
         if not cited:
             if self.options.require_citations:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MISSING", "get_field"]
+__all__ = ["MISSING", "cited_ids", "get_field"]
 
 MISSING = object()
 
@@ -26,3 +26,11 @@ def get_field(value: Any, path: str | None) -> Any:
         else:
             return MISSING
     return current
+
+
+def cited_ids(output: Any, path: str) -> list[str]:
+    """The ids ``output`` cites at ``path``: a list of ids, or one id; none when absent."""
+    cited = get_field(output, path)
+    if cited is MISSING or cited is None:
+        return []
+    return [str(item) for item in cited] if isinstance(cited, list) else [str(cited)]

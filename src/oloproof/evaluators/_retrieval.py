@@ -13,7 +13,7 @@ import numpy as np
 from pydantic import Field
 
 from oloproof import metrics
-from oloproof.evaluators._base import CaseView, Evaluator, EvaluatorOptions, Verdict, evaluator
+from oloproof.evaluators._base import CaseView, Evaluator, EvaluatorOptions, JudgeContext, Verdict, evaluator
 
 __all__ = ["HitRate", "Mrr", "Ndcg", "Recall", "RetrievalOptions"]
 
@@ -33,7 +33,7 @@ class _RankMetric(Evaluator):
     options_model = RetrievalOptions
     options: RetrievalOptions
     needs_retrieval = True
-    kind = "mean"
+    output_kind = "score"
     metric_name: ClassVar[str] = ""
     kernel: ClassVar[Callable[[np.ndarray, np.ndarray, int], float]]
 
@@ -62,10 +62,10 @@ class _RankMetric(Evaluator):
         retrieved = [self._unit(item) for item in case.candidates[: self.options.k]]
         return {"retrieved": retrieved, "grades": dict(sorted(grades.items()))}
 
-    def judge(self, fields: dict[str, Any]) -> Verdict:
+    def judge(self, fields: dict[str, Any], ctx: JudgeContext) -> Verdict:
         gains, ideal = metrics.relevance_gains(fields["retrieved"], fields["grades"])
         value = float(type(self).kernel(gains, ideal, self.options.k))
-        return Verdict(value=value, passed=None, detail={})
+        return Verdict(score=value)
 
 
 @evaluator("hit_rate")

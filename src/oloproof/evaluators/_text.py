@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import field_validator
 
-from oloproof.evaluators._base import CaseView, Evaluator, EvaluatorOptions, Verdict, evaluator
+from oloproof.evaluators._base import CaseView, Evaluator, EvaluatorOptions, JudgeContext, Verdict, evaluator
 from oloproof.evaluators._fields import MISSING, get_field
 
 __all__ = ["Contains", "ExactMatch", "Regex"]
@@ -65,7 +65,7 @@ class Contains(Evaluator):
     def read(self, case: CaseView) -> dict[str, Any] | Verdict:
         return _read_pair(self.options, case)
 
-    def judge(self, fields: dict[str, Any]) -> Verdict:
+    def judge(self, fields: dict[str, Any], ctx: JudgeContext) -> Verdict:
         return _judge_pair(fields, self.options.case_sensitive, lambda ref, text: ref in text)
 
 
@@ -79,7 +79,7 @@ class ExactMatch(Evaluator):
     def read(self, case: CaseView) -> dict[str, Any] | Verdict:
         return _read_pair(self.options, case)
 
-    def judge(self, fields: dict[str, Any]) -> Verdict:
+    def judge(self, fields: dict[str, Any], ctx: JudgeContext) -> Verdict:
         return _judge_pair(fields, self.options.case_sensitive, lambda ref, text: ref == text)
 
 
@@ -116,7 +116,7 @@ class Regex(Evaluator):
         actual = get_field(case.output, self.options.field)
         return {"actual": None if actual is MISSING else actual}
 
-    def judge(self, fields: dict[str, Any]) -> Verdict:
+    def judge(self, fields: dict[str, Any], ctx: JudgeContext) -> Verdict:
         actual = fields["actual"]
         if actual is None:
             return Verdict.of_pass(False, "output_field_missing")

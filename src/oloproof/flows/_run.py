@@ -158,6 +158,7 @@ def _manifest(env: RunEnvironment, summary: dict[str, Any], started: datetime) -
         min_slice_support=config.min_slice_support,
         confidence=config.confidence,
         cache=summary["cache"],
+        judges=summary["judges"],
         variant=RunVariant(context_source=ctx.context_source, replay_from=ctx.replay_from,
                            reranker=ctx.reranker, bypass_generation_cache=ctx.bypass_generation_cache,
                            case_ids=list(ctx.case_ids) if ctx.case_ids is not None else None),

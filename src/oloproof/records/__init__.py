@@ -18,6 +18,7 @@ from oloproof.records._judgments import JudgmentRow
 from oloproof.records._manifest import (
     CacheCount,
     EvaluatorEntry,
+    JudgeUsage,
     RunCache,
     RunManifest,
     RunParent,
@@ -36,6 +37,7 @@ __all__ = [
     "EvaluatorEntry",
     "Json",
     "JsonObject",
+    "JudgeUsage",
     "JudgmentRow",
     "MetricRow",
     "Record",

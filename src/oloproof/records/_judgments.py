@@ -10,7 +10,12 @@ __all__ = ["JudgmentRow"]
 
 
 class JudgmentRow(Record):
-    """One evaluator's judgment of one case."""
+    """One evaluator's judgment of one case on one criterion.
+
+    ``status`` is how metrics count the case; ``outcome`` is what the evaluator
+    did. Scores, skips and errors are three different outcomes: a judge error
+    makes the case *missing* for the criterion, never a score.
+    """
 
     run_id: str
     """The run the judgment belongs to."""
@@ -31,14 +36,27 @@ class JudgmentRow(Record):
     """``observed`` when judged, ``missing`` when the case or the judge failed,
     ``excluded`` when the criterion does not apply to the case."""
 
+    outcome: Literal["completed", "skipped", "error"]
+    """``completed`` (a score), ``skipped`` (nothing to judge: the criterion does not
+    apply, or the case failed before judging) or ``error`` (the judge failed)."""
+
     reason: str | None = None
     """Why the case was missing or excluded, or the evaluator's own reason."""
 
+    score: float | None = None
+    """The raw score on the criterion's scale (a judge's 1-5; 1.0 or 0.0 for pass/fail)."""
+
     value: float | None = None
-    """The score in [0, 1] (1.0 or 0.0 for pass/fail criteria)."""
+    """What metrics average: 1.0 or 0.0 for pass/fail criteria, else the score in [0, 1]."""
 
     passed: bool | None = None
-    """Whether the case passed, for pass/fail criteria."""
+    """Whether the case passed, for pass/fail criteria (derived from ``threshold``)."""
+
+    label: str | None = None
+    """``pass`` or ``fail`` for pass/fail criteria."""
+
+    threshold: float | None = None
+    """The threshold the verdict was derived with, if the criterion has one."""
 
     detail: JsonObject
     """What the evaluator reported besides the score."""
@@ -48,3 +66,36 @@ class JudgmentRow(Record):
 
     hit: bool
     """Whether the judgment was computed by an earlier run."""
+
+    provider: str | None = None
+    """The provider's configured name (LLM judges)."""
+
+    provider_type: str | None = None
+    """``openai``, ``azure_openai`` or ``anthropic`` (LLM judges)."""
+
+    model: str | None = None
+    """The judge model (LLM judges)."""
+
+    prompt_hash: str | None = None
+    """Hash of the prompt file the judge used (LLM judges)."""
+
+    input_tokens: int | None = None
+    """Prompt tokens the judge call used, re-asks and retries included."""
+
+    output_tokens: int | None = None
+    """Reply tokens the judge call used."""
+
+    latency_ms: float | None = None
+    """Wall time of the judge call, retries and waits included."""
+
+    retries: int | None = None
+    """How many times the call was retried."""
+
+    finish_reason: str | None = None
+    """The provider's finish reason of the last reply (``stop``, ``length``, ...)."""
+
+    cost_usd: float | None = None
+    """The call's cost from the provider's configured prices."""
+
+    raw_reply: str | None = None
+    """The judge's raw reply, kept when it could not be used (an error)."""

@@ -9,7 +9,7 @@ from pydantic import JsonValue, field_serializer
 
 from oloproof.records._base import Record
 
-__all__ = ["CacheCount", "EvaluatorEntry", "RunCache", "RunManifest", "RunParent", "RunVariant"]
+__all__ = ["CacheCount", "EvaluatorEntry", "JudgeUsage", "RunCache", "RunManifest", "RunParent", "RunVariant"]
 
 
 class CacheCount(Record):
@@ -38,14 +38,48 @@ class RunCache(Record):
     """The generation stage cache, over cases whose generation ran."""
 
 
+class JudgeUsage(Record):
+    """What one provider and model cost a run: calls, cache hits, tokens, retries, errors."""
+
+    provider: str
+    """The provider's configured name."""
+
+    provider_type: str | None = None
+    """``openai``, ``azure_openai`` or ``anthropic``."""
+
+    model: str
+    """The judge model."""
+
+    calls: int
+    """Judgments this run asked the provider for (errors included)."""
+
+    cached: int
+    """Judgments served from the judgment cache: no call."""
+
+    retries: int
+    """Retries over those calls."""
+
+    errors: int
+    """Calls that ended in an error: their cases are missing for the criterion."""
+
+    input_tokens: int
+    """Prompt tokens of this run's calls."""
+
+    output_tokens: int
+    """Reply tokens of this run's calls."""
+
+    cost_usd: float | None = None
+    """Cost of this run's calls from the configured prices; ``None`` without prices."""
+
+
 class EvaluatorEntry(Record):
     """One evaluator the run judged with."""
 
     criterion: str
     """The criterion (metric name) it reports."""
 
-    kind: Literal["proportion", "mean"]
-    """``proportion`` for pass/fail criteria, ``mean`` for scores in [0, 1]."""
+    kind: Literal["proportion", "mean", "count"]
+    """``proportion`` for pass/fail criteria, ``mean`` for scores in [0, 1], ``count`` for counts."""
 
     llm_judge: bool
     """Whether it is an LLM judge (whose rules need a passing validation)."""
@@ -146,6 +180,9 @@ class RunManifest(Record):
 
     cache: RunCache
     """Cache hits and misses."""
+
+    judges: list[JudgeUsage] = []
+    """LLM judge calls per provider and model; empty without LLM judges."""
 
     variant: RunVariant
     """How the run departed from a plain run."""

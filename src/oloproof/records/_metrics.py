@@ -17,7 +17,7 @@ class MetricRow(Record):
     """The criterion the metric estimates."""
 
     kind: str
-    """``proportion`` or ``mean``; the requested kind when nothing was observed."""
+    """``proportion``, ``mean`` or ``count``; the requested kind when nothing was observed."""
 
     slice: str | None = None
     """The slice's name; ``None`` for the overall metric."""
@@ -48,6 +48,9 @@ class MetricRow(Record):
 
     missing: int
     """How many cases have no judgment because a stage or the judge failed."""
+
+    judge_errors: int = 0
+    """How many of the missing cases are missing because the judge itself failed."""
 
     excluded: int
     """How many cases the criterion does not apply to."""

@@ -12,7 +12,10 @@ def _verdict(row: dict[str, Any]) -> str:
     if row["status"] != "observed":
         return f"{row['criterion']} {row['status']} ({row['reason']})"
     if row["passed"] is not None:
-        return f"{row['criterion']} {'pass' if row['passed'] else 'fail'}"
+        verdict = f"{row['criterion']} {'pass' if row['passed'] else 'fail'}"
+        if row.get("threshold") is not None and row.get("score") is not None:  # a judge's scale
+            return f"{verdict} (score {row['score']:g}, threshold {row['threshold']:g})"
+        return verdict
     return f"{row['criterion']} {row['value']:.3f}"
 
 

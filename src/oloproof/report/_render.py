@@ -11,6 +11,8 @@ __all__ = [
     "cache_lines",
     "estimate_text",
     "interval_text",
+    "judges_line",
+    "missing_text",
     "render_run",
     "render_slices",
     "render_table",
@@ -38,14 +40,46 @@ def interval_text(row: dict[str, Any]) -> str:
     return stats.format_score_interval(interval)
 
 
+def missing_text(row: dict[str, Any]) -> str:
+    """``2 missing``, or ``2 missing (1 judge error)`` when judges failed on some."""
+    errors = row.get("judge_errors") or 0
+    if not errors:
+        return f"{row['missing']} missing"
+    return f"{row['missing']} missing ({errors} judge error{'s' if errors != 1 else ''})"
+
+
 def basis_text(row: dict[str, Any]) -> str:
     """``9 / 13 observed · 0 missing · 0 excluded`` or ``mean of 13 observed · …``."""
-    counts = f" · {row['missing']} missing · {row['excluded']} excluded"
+    counts = f" · {missing_text(row)} · {row['excluded']} excluded"
     if row["kind"] == "proportion" and row["successes"] is not None:
         return f"{row['successes']} / {row['observed']} observed{counts}"
     if row["kind"] == "proportion":
         return f"{row['observed']} observed{counts}"
     return f"mean of {row['observed']} observed{counts}"
+
+
+def judges_line(judges: list[dict[str, Any]]) -> list[str]:
+    """``Judges: 65 calls · 0 cached · 41,230 tokens · $0.12 · 3 retries · 0 errors``
+    over every provider and model; nothing when the run had no LLM judge."""
+    if not judges:
+        return []
+
+    def total(name: str) -> int:
+        return sum(int(entry[name]) for entry in judges)
+
+    def counted(count: int, one: str, many: str) -> str:
+        return f"{count:,} {one if count == 1 else many}"
+
+    costs = [entry["cost_usd"] for entry in judges if entry["cost_usd"] is not None]
+    parts = [
+        counted(total("calls"), "call", "calls"),
+        f"{total('cached'):,} cached",
+        counted(total("input_tokens") + total("output_tokens"), "token", "tokens"),
+        *([f"${sum(costs):,.2f}"] if costs else []),
+        counted(total("retries"), "retry", "retries"),
+        counted(total("errors"), "error", "errors"),
+    ]
+    return ["Judges: " + " · ".join(parts)]
 
 
 def render_table(headers: list[str], rows: list[list[str]]) -> list[str]:
@@ -112,5 +146,6 @@ def render_run(report: dict[str, Any]) -> list[str]:
         [[row["criterion"], estimate_text(row), interval_text(row), basis_text(row)] for row in overall],
     )
     lines += cache_lines(report["cache"])
+    lines += judges_line(report.get("judges") or [])
     lines += render_slices(report["metrics"], report["min_slice_support"])
     return lines

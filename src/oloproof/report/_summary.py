@@ -3,7 +3,8 @@
 Pass/fail criteria are proportions with the exact Clopper–Pearson interval. A
 score criterion whose observed values are all 0 or 1 is a proportion too (the
 interval is then exact); other scores in [0, 1] get the betting interval of
-Waudby-Smith & Ramdas, which holds its coverage at any n.
+Waudby-Smith & Ramdas, which holds its coverage at any n. A count criterion
+reports its mean without an interval.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ def summarize_criterion(
     summary: dict[str, Any] = {
         "observed": len(values),
         "missing": sum(1 for row in rows if row.status == "missing"),
+        "judge_errors": sum(1 for row in rows if row.outcome == "error"),
         "excluded": sum(1 for row in rows if row.status == "excluded"),
         "successes": None,
         "estimate": None,
@@ -37,6 +39,9 @@ def summarize_criterion(
         "kind": kind,
     }
     if not values:
+        return summary
+    if kind == "count":  # counts have no [0, 1] bound, so no interval is claimed
+        summary.update(estimate=sum(values) / len(values))
         return summary
     binary = kind == "proportion" or (kind == "auto" and all(v in (0.0, 1.0) for v in values))
     if binary:

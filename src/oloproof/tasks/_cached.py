@@ -49,6 +49,9 @@ class WorkItem:
     inline: bool = False
     """Run in the batch's own thread: cheap, synchronous work (assembly, deterministic
     judges) that would only queue behind slow calls in the shared limiter."""
+    limited: bool = True
+    """Count against the system's ``max_concurrency`` (LLM judges have their
+    provider's own limits instead)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +65,8 @@ class Outcome:
     key: str | None = None
     """The stage identity key (``None`` when the stage could not run)."""
     record: dict[str, Any] | None = None
-    """The stage record (JSON values) when the stage succeeded."""
+    """The stage record (JSON values) when the stage succeeded; with an error, what
+    the failed call left to keep (a judge's raw reply), never cached."""
     hit: bool = False
     """Served from the stage cache, or shared with an equal-identity case of the run."""
     error: str | None = None
@@ -110,7 +114,17 @@ def skip_batch_cache() -> None:
 
 class CaseFailure(Exception):
     """A call's value breaks the contract for this case alone (e.g. an output that is
-    not JSON): the case is *missing* with this error, and the run goes on."""
+    not JSON), or reports an error of its own (a judge's unparseable reply): the case
+    is *missing* with this error, and the run goes on.
+
+    Args:
+        message: The one-line error.
+        record: What to keep of the failed call for the run (never cached).
+    """
+
+    def __init__(self, message: str, record: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.record = record
 
 
 def run_cached(
@@ -143,7 +157,7 @@ def run_cached(
         elif item.key in leaders:
             pending[leaders[item.key]].append(item)
         else:
-            future = env.executor.submit(item.call, *item.args, stage=stage)
+            future = env.executor.submit(item.call, *item.args, stage=stage, limited=item.limited)
             leaders[item.key] = future
             pending[future] = [item]
     if len(results):
@@ -156,11 +170,11 @@ def run_cached(
             try:
                 record = item.finish(called.value)
             except CaseFailure as failure:
-                error = failure
+                error, record = failure, failure.record
         if error is not None:
             failed = True
             results[item.case_id] = outcome(
-                key=item.key, error=_describe(error), error_stage=stage, ms=called.ms,
+                key=item.key, record=record, error=_describe(error), error_stage=stage, ms=called.ms,
                 computed_by=env.run_id,
             )
         else:

@@ -10,6 +10,7 @@ user objects (once per worker process and request).
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,12 +18,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from oloproof._exceptions import DatasetError
+from oloproof._exceptions import DatasetError, ProviderConfigError
 from oloproof._secrets import public_settings
 from oloproof._system._resolve import SystemHandle, import_callable, resolve_system
 from oloproof.config import Project, load_project
 from oloproof.dataset import Case, Dataset, load_cases
-from oloproof.evaluators import Evaluator, build_evaluators
+from oloproof.evaluators import Evaluator, JudgeContext, build_evaluators
+from oloproof.providers import ProviderPool
 from oloproof.store import ResultsStore
 from oloproof.tasks._executor import StageExecutor
 from oloproof.tasks._replay import load_recorded_retrievals
@@ -91,6 +93,8 @@ class RunEnvironment:
     store: ResultsStore
     executor: StageExecutor
     cases: dict[str, Case]
+    judges: JudgeContext = JudgeContext()
+    """What judge calls share: the run's provider pool."""
     recorded: dict[str, dict[str, Any]] | None = None
     """The parent run's recorded retrievals, when replaying."""
     reranker: Callable[..., Any] | None = None
@@ -111,7 +115,10 @@ class RunEnvironment:
             self.on_progress(stage, count)
 
     def close(self) -> None:
-        """Stop the run's calls (pending ones are cancelled); idempotent."""
+        """Close the providers' clients, then stop the run's calls (pending ones are
+        cancelled); idempotent."""
+        if self.judges.providers is not None:
+            self.executor.run_coroutine(self.judges.providers.aclose())
         self.executor.close()
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -123,8 +130,10 @@ def prepare_environment(request: RunRequest, *, on_progress: ProgressHook | None
     project = load_project(request.project, request.settings, results=request.results)
     system = resolve_system(project)
     evaluators = build_evaluators(
-        project.config.evaluators, rag=system.config.kind == "rag", error=project.error
+        project.config.evaluators, rag=system.config.kind == "rag", error=project.error,
+        providers=project.config.providers, directory=project.directory,
     )
+    judges = _judge_context(project, evaluators)
     dataset = load_cases(project.dataset_url, project.config.storage_options)
     store = ResultsStore(project.results_url, project.config.storage_options)
     cases = {case.id: case for case in dataset.cases}
@@ -150,10 +159,28 @@ def prepare_environment(request: RunRequest, *, on_progress: ProgressHook | None
         store=store,
         executor=StageExecutor(project.config.max_concurrency, project.config.timeouts.seconds()),
         cases=cases,
+        judges=judges,
         recorded=recorded,
         reranker=reranker,
         on_progress=on_progress,
     )
+
+
+def _judge_context(project: Project, evaluators: list[Evaluator]) -> JudgeContext:
+    """The providers the judges name, checked before anything runs: every key
+    variable set, every endpoint reachable. Clients are made later, on the loop."""
+    names = sorted({name for evaluator in evaluators for name in evaluator.providers()})
+    if not names:
+        return JudgeContext()
+    pool = ProviderPool(project.config.providers, os.environ)
+    try:
+        pool.check(names)
+        pool.preflight(names)
+    except ProviderConfigError as exc:
+        location = tuple(exc.field.split(".")) if exc.field else ("providers",)
+        at = project.error(exc.message, location)
+        raise ProviderConfigError(at.message, path=at.path, line=at.line, field=at.field) from None
+    return JudgeContext(providers=pool)
 
 
 _WORKER_LOCK = threading.Lock()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import inspect
 import queue
 import threading
@@ -151,11 +152,15 @@ class StageExecutor:
         """Whether the executor was closed: no new call is accepted."""
         return self._closed
 
-    def submit(self, fn: Callable[..., Any], *args: Any, stage: str = "") -> concurrent.futures.Future[CallResult]:
+    def submit(
+        self, fn: Callable[..., Any], *args: Any, stage: str = "", limited: bool = True
+    ) -> concurrent.futures.Future[CallResult]:
         """Schedule ``fn(*args)`` under ``stage``'s timeout.
 
         The future never raises for a failing call (it carries the error); it is
-        cancelled when the executor closes first.
+        cancelled when the executor closes first. An unlimited call (an LLM judge,
+        limited by its provider) does not take one of the ``max_concurrency`` slots
+        of the system under test, so neither can starve the other.
 
         Raises:
             RunStoppedError: The executor is closed.
@@ -163,7 +168,8 @@ class StageExecutor:
         with self._lock:
             if self._closed:
                 raise RunStoppedError("the run was stopped")
-            future = asyncio.run_coroutine_threadsafe(self._call(fn, args, self.timeouts.get(stage)), self._loop)
+            call = self._call(fn, args, self.timeouts.get(stage), limited)
+            future = asyncio.run_coroutine_threadsafe(call, self._loop)
             self._pending.add(future)
         future.add_done_callback(self._pending.discard)
         return future
@@ -217,8 +223,21 @@ class StageExecutor:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _call(self, fn: Callable[..., Any], args: tuple[Any, ...], timeout: float | None) -> CallResult:
-        async with self._semaphore:
+    def run_coroutine(self, coroutine: Any, timeout: float = _CLOSE_GRACE) -> None:
+        """Run ``coroutine`` on the call loop and wait for it (up to ``timeout``);
+        a closed executor just closes the coroutine."""
+        if self._closed or not self._thread.is_alive():
+            coroutine.close()
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
+        except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError, RuntimeError):
+            pass
+
+    async def _call(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], timeout: float | None, limited: bool
+    ) -> CallResult:
+        async with self._semaphore if limited else contextlib.nullcontext():
             started = time.perf_counter()
             blocking = not inspect.iscoroutinefunction(fn)
             try:

@@ -9,7 +9,8 @@ equal inputs can never share a cached result.
   and version (``count_tokens`` belongs to the system's code).
 - generation: system name and version, the input and the exact assembled
   context (doc ids, chunk ids and texts, in order).
-- judgment: the evaluator's full spec and version plus exactly the fields it read.
+- judgment: the evaluator's identity (its spec and version, less the options that
+  only turn scores into verdicts) plus exactly the fields it read.
 - execution: the whole system configuration plus the input.
 """
 
@@ -89,9 +90,13 @@ def generation_key(
     )
 
 
-def judgment_key(spec: dict[str, Any], fields: dict[str, Any]) -> str:
-    """Identity of judging ``fields`` with the evaluator ``spec``."""
-    return _key("judge", {"evaluator": spec, "fields": fields})
+JUDGMENT_FORMAT = 2
+"""The shape of a cached verdict: 2 holds the raw score (1 held a value in [0, 1])."""
+
+
+def judgment_key(identity: dict[str, Any], fields: dict[str, Any]) -> str:
+    """Identity of judging ``fields`` with the evaluator of that ``identity``."""
+    return _key("judge", {"format": JUDGMENT_FORMAT, "evaluator": identity, "fields": fields})
 
 
 def execution_key(system: dict[str, Any], case_input: Any) -> str:

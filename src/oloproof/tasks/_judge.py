@@ -1,29 +1,38 @@
 """The judge stage: every evaluator over every executed case.
 
-A judgment's identity is the evaluator's spec and version plus exactly the
-fields it read, so an unchanged output is never judged twice.
+A judgment's identity is the evaluator's identity (its spec less the options that
+only turn scores into verdicts) plus exactly the fields it read, so an unchanged
+output is never judged twice and a changed threshold re-derives verdicts from the
+cached scores. A judge's error is recorded for the run and never cached.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict
+from functools import partial
 from typing import Any
 
 from prefect import task
 
 from oloproof._exceptions import SystemContractError
 from oloproof.evaluators import CaseView, Evaluator, Verdict
+from oloproof.records import JudgmentRow
 from oloproof.tasks._batch import Batch
-from oloproof.tasks._cached import WorkItem, run_cached
+from oloproof.tasks._cached import CaseFailure, WorkItem, run_cached
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._identity import content_hash, judgment_key
-from oloproof.records import JudgmentRow
-from oloproof.tasks._results import CaseResult
 from oloproof.tasks._policy import stage_task_options
+from oloproof.tasks._results import CaseResult
 
-__all__ = ["case_view", "judge_cases", "settle_judgments"]
+__all__ = ["CALL_FIELDS", "case_view", "judge_cases", "settle_judgments"]
 
 _SEP = "\x1f"
+
+CALL_FIELDS = (
+    "provider", "provider_type", "model", "prompt_hash", "input_tokens", "output_tokens",
+    "latency_ms", "retries", "finish_reason", "cost_usd", "raw_reply",
+)  # fmt: skip
+"""The accounting of a judge call, as judgment rows carry it."""
 
 
 def case_view(env: RunEnvironment, result: CaseResult) -> CaseView:
@@ -42,31 +51,36 @@ def case_view(env: RunEnvironment, result: CaseResult) -> CaseView:
 
 def _plan(
     env: RunEnvironment, results: dict[str, CaseResult]
-) -> tuple[list[WorkItem], dict[str, JudgmentRow]]:
+) -> tuple[list[WorkItem], dict[str, list[JudgmentRow]], dict[str, Evaluator]]:
     items: list[WorkItem] = []
-    fixed: dict[str, JudgmentRow] = {}
+    fixed: dict[str, list[JudgmentRow]] = {}
+    by_slot: dict[str, Evaluator] = {}
     for case_id, result in results.items():
         view = case_view(env, result) if result.ok else None
         for evaluator in env.evaluators:
             slot = f"{case_id}{_SEP}{evaluator.criterion}"
+            by_slot[slot] = evaluator
             if view is None:
-                fixed[slot] = _row(env, evaluator, case_id, status="missing", reason=f"{result.error_stage}_error")
+                fixed[slot] = _rows(env, evaluator, case_id, status="missing", outcome="skipped",
+                                    reason=f"{result.error_stage}_error")  # fmt: skip
                 continue
             fields = evaluator.read(view)
             if isinstance(fields, Verdict):
-                fixed[slot] = _row(env, evaluator, case_id, status="excluded", reason=fields.reason)
+                fixed[slot] = _rows(env, evaluator, case_id, status="excluded", outcome="skipped",
+                                    reason=fields.reason)  # fmt: skip
                 continue
             items.append(
                 WorkItem(
                     case_id=slot,
-                    key=judgment_key(evaluator.spec(), fields),
+                    key=judgment_key(evaluator.identity(), fields),
                     call=evaluator.judge,
-                    args=(fields,),
-                    finish=lambda value, evaluator=evaluator: _verdict_record(evaluator, value),
+                    args=(fields, env.judges),
+                    finish=partial(_verdict_record, evaluator),
                     inline=not evaluator.is_async and not evaluator.is_llm_judge,
+                    limited=not evaluator.is_llm_judge,
                 )
             )
-    return items, fixed
+    return items, fixed, by_slot
 
 
 def _verdict_record(evaluator: Evaluator, value: Any) -> dict[str, Any]:
@@ -75,19 +89,30 @@ def _verdict_record(evaluator: Evaluator, value: Any) -> dict[str, Any]:
             f"evaluator {evaluator.type_name} returned {type(value).__name__}; expected Verdict",
             field="judge",
         )
-    return asdict(value)
+    if value.status == "observed" and value.score is None:
+        raise SystemContractError(
+            f"evaluator {evaluator.type_name} returned an observed Verdict without a score", field="judge"
+        )
+    record = asdict(value)
+    if value.status == "error":  # recorded for this run, judged again by the next
+        raise CaseFailure(value.reason or "judge error", record=record)
+    return record
 
 
-def _row(env: RunEnvironment, evaluator: Evaluator, case_id: str, **values: Any) -> JudgmentRow:
+def _rows(env: RunEnvironment, evaluator: Evaluator, case_id: str, **values: Any) -> list[JudgmentRow]:
+    """One row per output of ``evaluator``, all with ``values``."""
+    return [_row(env, evaluator, case_id, output.criterion, **values) for output in evaluator.outputs()]
+
+
+def _row(env: RunEnvironment, evaluator: Evaluator, case_id: str, criterion: str, **values: Any) -> JudgmentRow:
     # The row names the run that made it: one replayed from Prefect's batch cache
     # names an earlier run, which is how `settle_judgments` knows it for a hit.
     row: dict[str, Any] = {
         "run_id": env.run_id,
         "case_id": case_id,
-        "criterion": evaluator.criterion,
+        "criterion": criterion,
         "evaluator": evaluator.type_name,
         "spec_hash": content_hash(evaluator.spec()),
-        "status": "observed",
         "detail": {},
         "hit": False,
     }
@@ -95,9 +120,35 @@ def _row(env: RunEnvironment, evaluator: Evaluator, case_id: str, **values: Any)
     return JudgmentRow(**row)
 
 
+def _call_fields(call: dict[str, Any] | None) -> dict[str, Any]:
+    return {name: call.get(name) for name in CALL_FIELDS} if call else {}
+
+
+def _judged_rows(
+    env: RunEnvironment, evaluator: Evaluator, case_id: str, verdict: dict[str, Any], *, key: str, hit: bool
+) -> list[JudgmentRow]:
+    """The rows of a verdict: each output's verdict derived from its score now."""
+    if verdict["status"] == "excluded":
+        return _rows(env, evaluator, case_id, status="excluded", outcome="skipped", reason=verdict["reason"])
+    rows = []
+    scores = verdict.get("scores") or {}
+    for output in evaluator.outputs():
+        score = scores.get(output.criterion, verdict["score"])
+        value, passed, label = output.verdict_of(score, verdict["passed"])
+        rows.append(_row(
+            env, evaluator, case_id, output.criterion, status="observed", outcome="completed",
+            reason=verdict["reason"], score=score, value=value, passed=passed, label=label,
+            threshold=output.threshold, detail=verdict["detail"], judgment_key=key, hit=hit,
+            **_call_fields(verdict.get("call")),
+        ))  # fmt: skip
+    return rows
+
+
 def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]]:
-    items, _ = _plan(inputs["env"], inputs["results"])
-    return [(item.case_id, item.key) for item in items]
+    # A batch's cached rows hold verdicts, so its key also names each evaluator's
+    # full spec: a new threshold re-derives rows (from cached scores, no calls).
+    items, _, by_slot = _plan(inputs["env"], inputs["results"])
+    return [(item.case_id, f"{item.key}:{content_hash(by_slot[item.case_id].spec())}") for item in items]
 
 
 @task(**stage_task_options("judge", _identities))
@@ -105,30 +156,20 @@ def judge_cases(
     env: RunEnvironment, batch: Batch, results: dict[str, CaseResult]
 ) -> dict[str, list[JudgmentRow]]:
     """Judge every case of the batch with every evaluator; one row per criterion."""
-    items, rows = _plan(env, results)
+    items, rows, by_slot = _plan(env, results)
     for slot, done in run_cached(env, "judge", items).items():
-        evaluator = next(e for e in env.evaluators if slot.endswith(_SEP + e.criterion))
-        case_id = slot.split(_SEP, 1)[0]
-        if not done.ok:
-            rows[slot] = _row(env, evaluator, case_id, status="missing", reason="judge_error",
-                              detail={"error": done.error})
-            continue
-        verdict = done.record
-        rows[slot] = _row(
-            env,
-            evaluator,
-            case_id,
-            status=verdict["status"],
-            reason=verdict["reason"],
-            value=verdict["value"],
-            passed=verdict["passed"],
-            detail=verdict["detail"],
-            judgment_key=done.key,
-            hit=done.hit,
-        )
+        evaluator, case_id = by_slot[slot], slot.split(_SEP, 1)[0]
+        if done.ok:
+            rows[slot] = _judged_rows(env, evaluator, case_id, done.record or {}, key=done.key or "", hit=done.hit)
+        else:
+            rows[slot] = _rows(
+                env, evaluator, case_id, status="missing", outcome="error", reason="judge_error",
+                detail={"error": done.error}, **_call_fields((done.record or {}).get("call")),
+            )  # fmt: skip
     judged: dict[str, list[JudgmentRow]] = {case_id: [] for case_id in batch.case_ids}
-    for row in rows.values():
-        judged[row.case_id].append(row)
+    for slot_rows in rows.values():
+        for row in slot_rows:
+            judged[row.case_id].append(row)
     return judged
 
 

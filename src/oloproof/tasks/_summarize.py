@@ -14,7 +14,7 @@ from oloproof.tasks._judge import settle_judgments
 from oloproof.records import JudgmentRow
 from oloproof.tasks._results import CaseResult
 
-__all__ = ["cache_counts", "summarize_run"]
+__all__ = ["cache_counts", "judge_usage", "summarize_run"]
 
 
 def _count(flags: list[bool]) -> dict[str, int]:
@@ -30,6 +30,34 @@ def cache_counts(results: list[CaseResult], judgments: list[JudgmentRow]) -> dic
         "retrieve": _count([r.retrieve_hit for r in results if r.retrieve_ran]),
         "generate": _count([r.generate_hit for r in results if r.generate_ran]),
     }
+
+
+def judge_usage(judgments: list[JudgmentRow]) -> list[dict[str, Any]]:
+    """Calls, cache hits, tokens, retries, errors and cost per provider and model.
+
+    A hit row carries the accounting of the earlier call that made it: it counts
+    as cached, and none of its tokens or cost are this run's.
+    """
+    usage: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in judgments:
+        if row.provider is None or row.model is None or row.outcome == "skipped":
+            continue
+        entry = usage.setdefault((row.provider, row.model), {
+            "provider": row.provider, "provider_type": row.provider_type, "model": row.model,
+            "calls": 0, "cached": 0, "retries": 0, "errors": 0,
+            "input_tokens": 0, "output_tokens": 0, "cost_usd": None,
+        })  # fmt: skip
+        if row.hit:
+            entry["cached"] += 1
+            continue
+        entry["calls"] += 1
+        entry["errors"] += row.outcome == "error"
+        entry["retries"] += row.retries or 0
+        entry["input_tokens"] += row.input_tokens or 0
+        entry["output_tokens"] += row.output_tokens or 0
+        if row.cost_usd is not None:
+            entry["cost_usd"] = (entry["cost_usd"] or 0.0) + row.cost_usd
+    return [usage[key] for key in sorted(usage)]
 
 
 @task(cache_policy=NO_CACHE, name="summarize", task_run_name="summarize {env.run_id}")
@@ -51,7 +79,7 @@ def summarize_run(
     }
     metrics = summarize_metrics(
         judgments,
-        criteria=[(e.criterion, e.kind) for e in env.evaluators],
+        criteria=[(output.criterion, output.metric_kind) for e in env.evaluators for output in e.outputs()],
         slices=slices,
         min_slice_support=config.min_slice_support,
         confidence=config.confidence,
@@ -61,4 +89,5 @@ def summarize_run(
         "metrics": metrics,
         "judgments": judgments,
         "cache": cache_counts(results, judgments),
+        "judges": judge_usage(judgments),
     }
