@@ -7,12 +7,18 @@ so a value always hashes and stores the same way.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
 from oloproof._exceptions import StoreError
 
-__all__ = ["canonical_json"]
+__all__ = ["canonical_json", "content_hash"]
+
+
+def content_hash(value: Any) -> str:
+    """Return the sha256 hex digest of ``value``'s canonical JSON."""
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
 def canonical_json(value: Any) -> str:

@@ -13,6 +13,7 @@ re-derives every verdict from the cached scores without a single new call.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
@@ -21,6 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
+
+from oloproof._json import content_hash
 
 if TYPE_CHECKING:
     from oloproof.providers import ProviderPool
@@ -231,6 +234,12 @@ class Evaluator(ABC):
             "version": self.version,
             "options": self.options.model_dump(mode="json"),
         }
+
+    @functools.cached_property
+    def spec_hash(self) -> str:
+        """Hash of `spec`, as judgment rows and the run manifest carry it (options are
+        frozen, so it is computed once, not once per case)."""
+        return content_hash(self.spec())
 
     def identity(self) -> dict[str, Any]:
         """What determines a judgment: the spec less `verdict_options`."""

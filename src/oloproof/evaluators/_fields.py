@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MISSING", "cited_ids", "get_field"]
+__all__ = ["MISSING", "cited_ids", "get_field", "query_text", "text_field"]
 
 MISSING = object()
 
@@ -34,3 +34,16 @@ def cited_ids(output: Any, path: str) -> list[str]:
     if cited is MISSING or cited is None:
         return []
     return [str(item) for item in cited] if isinstance(cited, list) else [str(cited)]
+
+
+def text_field(value: Any, path: str | None) -> str | None:
+    """``value`` at ``path`` as text; ``None`` when absent or null."""
+    found = get_field(value, path)
+    if found is MISSING or found is None:
+        return None
+    return found if isinstance(found, str) else str(found)
+
+
+def query_text(case_input: Any, path: str | None) -> str | None:
+    """A case's query: a string input is the query itself, else the input at ``path``."""
+    return case_input if isinstance(case_input, str) else text_field(case_input, path)

@@ -22,7 +22,7 @@ from pydantic import Field
 from oloproof.evaluators._base import (
     CaseView, Evaluator, EvaluatorOptions, JudgeContext, OptionError, Verdict, evaluator,
 )  # fmt: skip
-from oloproof.evaluators._fields import MISSING, get_field
+from oloproof.evaluators._fields import query_text, text_field
 
 __all__ = ["GroundednessPro"]
 
@@ -78,13 +78,12 @@ class GroundednessPro(Evaluator):
             return Verdict.excluded("no_context")
         if not case.context:
             return Verdict.excluded("not_applicable:empty_context")
-        answer = get_field(case.output, self.options.response_field)
-        if answer is MISSING or answer is None:
+        answer = text_field(case.output, self.options.response_field)
+        if answer is None:
             return Verdict.excluded("missing_field:response")
-        source = case.input if isinstance(case.input, str) else get_field(case.input, self.options.query_field)
         return {
-            "query": None if source is MISSING or source is None else str(source),
-            "response": str(answer),
+            "query": query_text(case.input, self.options.query_field),
+            "response": answer,
             "sources": [str(p.get("text") or "") for p in case.context],
         }
 

@@ -26,7 +26,7 @@ from oloproof.evaluators._base import (
     Verdict,
     evaluator,
 )
-from oloproof.evaluators._fields import MISSING, get_field
+from oloproof.evaluators._fields import get_field, query_text, text_field
 from oloproof.evaluators._passages import render_passages
 from oloproof.evaluators._prompts import Prompt, load_prompt, packaged_prompt
 
@@ -100,12 +100,6 @@ def call_record(call: Any, prompt_hash: str) -> dict[str, Any]:
     }
 
 
-def _text(value: Any) -> str | None:
-    if value is MISSING or value is None:
-        return None
-    return value if isinstance(value, str) else str(value)
-
-
 class LLMJudge(Evaluator):
     """Base of the judges that score 1-5 with a provider."""
 
@@ -155,13 +149,10 @@ class LLMJudge(Evaluator):
     # -- reading --------------------------------------------------------------------
 
     def query_of(self, case: CaseView) -> str | None:
-        source = case.input
-        if isinstance(source, str) and self.options.query_field is not None:
-            return source
-        return _text(get_field(source, self.options.query_field))
+        return query_text(case.input, self.options.query_field)
 
     def response_of(self, case: CaseView) -> str | None:
-        return _text(get_field(case.output, self.options.response_field))
+        return text_field(case.output, self.options.response_field)
 
     def prompt_for(self, fields: dict[str, Any]) -> Prompt:
         return self.prompts["default"]
@@ -194,20 +185,14 @@ class LLMJudge(Evaluator):
         return Verdict(score=float(data["score"]), reason=str(data.get("reason") or ""), call=record)
 
 
-class _ContextJudge(LLMJudge):
-    needs_retrieval = True
-
-    def context_of(self, case: CaseView) -> list[dict[str, Any]] | None:
-        return case.context
-
-
 @evaluator("groundedness")
-class Groundedness(_ContextJudge):
+class Groundedness(LLMJudge):
     """Is the answer supported by the context it was given (precision)? 1-5.
 
     Judged with the query when the case has one, without it otherwise.
     """
 
+    needs_retrieval = True
     prompt_name = "groundedness_v1"
     reads = ("query", "context", "response")
 
@@ -223,7 +208,7 @@ class Groundedness(_ContextJudge):
         return self.prompts["default"]
 
     def read(self, case: CaseView) -> dict[str, Any] | Verdict:
-        context = self.context_of(case)
+        context = case.context
         if context is None:
             return Verdict.excluded("no_context")
         if not context:
@@ -265,11 +250,12 @@ class RetrievalJudgeOptions(JudgeOptions):
 
 
 @evaluator("retrieval")
-class Retrieval(_ContextJudge):
+class Retrieval(LLMJudge):
     """Are the retrieved chunks relevant to the query? 1-5, without labels."""
 
     options_model = RetrievalJudgeOptions
     options: RetrievalJudgeOptions
+    needs_retrieval = True
     prompt_name = "retrieval_v1"
     reads = ("query", "context")
 
@@ -302,10 +288,11 @@ class ResponseCompleteness(LLMJudge):
     reads = ("ground_truth", "response")
 
     def read(self, case: CaseView) -> dict[str, Any] | Verdict:
-        truth = get_field(case.expected, self.options.ground_truth_field)
-        if isinstance(truth, list):
-            truth = "\n".join(str(item) for item in truth)
-        truth = _text(truth)
+        found = get_field(case.expected, self.options.ground_truth_field)
+        if isinstance(found, list):  # several references: all of them
+            truth: str | None = "\n".join(str(item) for item in found)
+        else:
+            truth = text_field(case.expected, self.options.ground_truth_field)
         if truth is None:
             return Verdict.excluded("missing_field:ground_truth")
         response = self.response_of(case)

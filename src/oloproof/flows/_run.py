@@ -45,7 +45,6 @@ from oloproof.tasks import (
     summarize_run,
     write_run,
 )
-from oloproof.tasks._identity import content_hash
 
 __all__ = ["PreparedRun", "evaluate", "run_name", "run_stages", "run_tags"]
 
@@ -151,7 +150,7 @@ def _manifest(env: RunEnvironment, summary: dict[str, Any], started: datetime) -
         case_count=len(env.cases),
         evaluators=[
             EvaluatorEntry(criterion=e.criterion, kind=e.kind, llm_judge=e.is_llm_judge,
-                           spec=e.spec(), spec_hash=content_hash(e.spec()))
+                           spec=e.spec(), spec_hash=e.spec_hash)
             for e in env.evaluators
         ],
         slices=list(config.slices),

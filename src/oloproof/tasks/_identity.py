@@ -16,10 +16,9 @@ equal inputs can never share a cached result.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
-from oloproof._json import canonical_json
+from oloproof._json import canonical_json, content_hash
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -33,11 +32,6 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
-
-
-def content_hash(value: Any) -> str:
-    """Return the sha256 hex digest of ``value``'s canonical JSON."""
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
 def _key(stage: str, identity: dict[str, Any]) -> str:

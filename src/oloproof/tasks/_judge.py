@@ -20,7 +20,7 @@ from oloproof.records import JudgmentRow
 from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import CaseFailure, WorkItem, run_cached
 from oloproof.tasks._environment import RunEnvironment
-from oloproof.tasks._identity import content_hash, judgment_key
+from oloproof.tasks._identity import judgment_key
 from oloproof.tasks._policy import stage_task_options
 from oloproof.tasks._results import CaseResult
 
@@ -112,7 +112,7 @@ def _row(env: RunEnvironment, evaluator: Evaluator, case_id: str, criterion: str
         "case_id": case_id,
         "criterion": criterion,
         "evaluator": evaluator.type_name,
-        "spec_hash": content_hash(evaluator.spec()),
+        "spec_hash": evaluator.spec_hash,
         "detail": {},
         "hit": False,
     }
@@ -148,7 +148,7 @@ def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]]:
     # A batch's cached rows hold verdicts, so its key also names each evaluator's
     # full spec: a new threshold re-derives rows (from cached scores, no calls).
     items, _, by_slot = _plan(inputs["env"], inputs["results"])
-    return [(item.case_id, f"{item.key}:{content_hash(by_slot[item.case_id].spec())}") for item in items]
+    return [(item.case_id, f"{item.key}:{by_slot[item.case_id].spec_hash}") for item in items]
 
 
 @task(**stage_task_options("judge", _identities))
