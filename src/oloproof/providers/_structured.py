@@ -189,22 +189,18 @@ async def _exchange(
     adapter: Adapter, request: JudgeRequest, send: Send, mode: str, trace: Trace
 ) -> tuple[dict[str, Any] | None, str | None]:
     """One mode: the request, and at most one re-ask."""
-    reply = await send(mode, [])
-    trace.record(reply)
-    stop = _stopped(reply)
-    if stop is not None:
-        return None, stop
-    data, problem = _read(reply, request.schema)
-    if problem is None:
-        return data, None
-    reply = await send(mode, adapter.reask(reply, correction(problem)))
-    trace.record(reply)
-    stop = _stopped(reply)
-    if stop is not None:
-        return None, stop
-    data, problem = _read(reply, request.schema)
-    if problem is None:
-        return data, None
+    extra: list[dict[str, Any]] = []
+    problem = None
+    for _ in range(2):  # the request, then the one re-ask
+        reply = await send(mode, extra)
+        trace.record(reply)
+        stop = _stopped(reply)
+        if stop is not None:
+            return None, stop
+        data, problem = _read(reply, request.schema)
+        if problem is None:
+            return data, None
+        extra = adapter.reask(reply, correction(problem))
     return None, f"invalid reply after one re-ask: {problem}"
 
 
