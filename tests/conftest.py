@@ -104,12 +104,18 @@ def prefect_api(tmp_path_factory) -> Iterator[None]:
 
 @pytest.fixture
 def example_project(tmp_path) -> __import__("pathlib").Path:
-    """A private copy of examples/support_rag, with its own results store."""
-    import shutil
+    """A private copy of examples/support_rag, with its own results store, in batches."""
+    from projects import copy_project
 
-    target = tmp_path / "support_rag"
-    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns(".oloproof", "__pycache__"))
-    return target
+    return copy_project(EXAMPLE, tmp_path / "support_rag")
+
+
+@pytest.fixture
+def shipped_example(tmp_path) -> __import__("pathlib").Path:
+    """A private copy of examples/support_rag exactly as shipped (one task run per case)."""
+    from projects import copy_project
+
+    return copy_project(EXAMPLE, tmp_path / "support_rag", batched=False)
 
 
 @pytest.fixture

@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 import logging
 import re
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from inprocess import invoke_cli as _invoke
+from projects import copy_project
 
 pytestmark = pytest.mark.slow
 
@@ -41,7 +41,7 @@ def write_cases(path: Path, count: int) -> None:
 def project(prefect_api, tmp_path_factory) -> dict[str, str]:
     """Runs A and B on 12 cases and S on the first 8 of them (another dataset)."""
     target = tmp_path_factory.mktemp("compare-bad-input") / "project"
-    shutil.copytree(PROJECT, target, ignore=shutil.ignore_patterns("__pycache__", ".oloproof"))
+    copy_project(PROJECT, target)
     write_cases(target / "cases.jsonl", 12)
     lines = (target / "cases.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     (target / "subset.jsonl").write_text("".join(lines[:8]), encoding="utf-8")

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 from inprocess import invoke_cli as _invoke
+from projects import copy_project
 
 pytestmark = pytest.mark.slow
 
@@ -31,7 +31,7 @@ DECISIONS = [
 def runs(prefect_api, tmp_path_factory) -> dict[str, str]:
     """A private copy of the example with the baseline and the token-budget run."""
     target = tmp_path_factory.mktemp("compare-example") / "support_rag"
-    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns(".oloproof", "__pycache__"))
+    copy_project(EXAMPLE, target)
     code, out, err = _invoke("run", str(target), "--json")
     assert code == 0, err
     baseline = json.loads(out)["run_id"]

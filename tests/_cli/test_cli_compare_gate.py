@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from inprocess import invoke_cli as _invoke
+from projects import copy_project
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +41,7 @@ def write_cases(path: Path, count: int) -> None:
 def gate(prefect_api, tmp_path_factory) -> dict[str, str]:
     """The project, its policy (a copy of the example's) and both runs' ids."""
     target = tmp_path_factory.mktemp("gate") / "project"
-    shutil.copytree(PROJECT, target, ignore=shutil.ignore_patterns("__pycache__", ".oloproof"))
+    copy_project(PROJECT, target)
     write_cases(target / "cases.jsonl", CASES)
     shutil.copy(EXAMPLE_POLICY, target / "compare.yaml")
     code, out, err = _invoke("run", str(target), "--json")

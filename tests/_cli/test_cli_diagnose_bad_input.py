@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from inprocess import invoke_cli as cli
+from projects import copy_project
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +43,7 @@ def parent(prefect_api, tmp_path_factory):
     """A recorded run of the planted project."""
     base = tmp_path_factory.mktemp("diagnose-bad-input")
     project = base / "planted_rag"
-    shutil.copytree(PLANTED, project, ignore=shutil.ignore_patterns(".oloproof", "__pycache__"))
+    copy_project(PLANTED, project)
     with pytest.MonkeyPatch.context() as env:
         env.setenv("PLANTED_RAG_SEEN", str(base / "seen"))
         env.delenv("PLANTED_RAG_CALLS", raising=False)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 from inprocess import invoke_cli as cli
 from inprocess import invoke_ok as _ok
+from projects import copy_project
 
 pytestmark = pytest.mark.slow
 
@@ -50,7 +50,7 @@ CASE_LINES = [
 def story(prefect_api, tmp_path_factory):
     """Run the example, then the page's diagnoses (and each once more), recording every output."""
     project = tmp_path_factory.mktemp("diagnose-example") / "support_rag"
-    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns(".oloproof", "__pycache__"))
+    copy_project(EXAMPLE, project)
     where = ("--project", str(project))
 
     def count_runs() -> int:

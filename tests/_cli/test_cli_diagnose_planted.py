@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 from inprocess import invoke_cli as cli
 from inprocess import invoke_ok as _ok
+from projects import copy_project
 
 pytestmark = pytest.mark.slow
 
@@ -59,7 +60,7 @@ def planted(prefect_api, tmp_path_factory):
     """Run the planted project, then diagnose it under gold context, top-k 4 and the re-ranker."""
     base = tmp_path_factory.mktemp("diagnose-planted")
     project = base / "planted_rag"
-    shutil.copytree(PLANTED, project, ignore=shutil.ignore_patterns(".oloproof", "__pycache__"))
+    copy_project(PLANTED, project)
     calls = base / "retrieve-calls.txt"
     with pytest.MonkeyPatch.context() as env:
         env.setenv("PLANTED_RAG_CALLS", str(calls))

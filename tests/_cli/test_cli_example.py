@@ -13,8 +13,8 @@ def _table_row(out: str, criterion: str) -> str:
     return next(line for line in out.splitlines() if line.startswith(f"│ {criterion} "))
 
 
-def test_example_reproduces_the_page(run_cli, example_project):
-    code, out, err = run_cli("run", str(example_project))
+def test_example_reproduces_the_page(run_cli, shipped_example):
+    code, out, err = run_cli("run", str(shipped_example))
     assert code == 0, err
     assert out.splitlines()[0].startswith("Run run_")
     assert _table_row(out, "answer_correct") == (
@@ -32,7 +32,7 @@ def test_example_reproduces_the_page(run_cli, example_project):
     assert "Stages: retrieve 0 hit/13 miss; generate 0 hit/13 miss" in out
 
     # A larger token budget reuses every retrieval and regenerates only changed contexts.
-    code, out, err = run_cli("run", str(example_project), "--set", "system.rag.token_budget=120")
+    code, out, err = run_cli("run", str(shipped_example), "--set", "system.rag.token_budget=120")
     assert code == 0, err
     assert "Stages: retrieve 13 hit/0 miss; generate 7 hit/6 miss" in out
     # Judgments are keyed on what they read: only citation_validity sees a changed context.

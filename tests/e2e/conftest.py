@@ -10,7 +10,6 @@ except the Prefect server and the bucket.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from typing import Any
 import pytest
 import yaml
 from processes import clean_env, free_port, stop_process, tail
+from projects import copy_project
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "support_rag"
@@ -193,8 +193,7 @@ def project_copy(tmp_path) -> Callable[..., Path]:
     """
 
     def make(name: str = "support_rag", **settings: Any) -> Path:
-        target = tmp_path / name
-        shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns(".oloproof", "__pycache__"))
+        target = copy_project(EXAMPLE, tmp_path / name)
         if settings:
             config_file = target / "oloproof.yaml"
             config = yaml.safe_load(config_file.read_text(encoding="utf-8"))

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+from projects import copy_project
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
@@ -41,15 +42,13 @@ def _log_tail(path: Path, lines: int = 60) -> str:
 def served(tmp_path_factory, prefect_server, moto_server):
     """``oloproof serve --project <copy>`` running against the real server; the copy's results in S3."""
     import os
-    import shutil
     import uuid
 
     import s3fs
 
     root = tmp_path_factory.mktemp("served")
     project = root / "support_rag"
-    shutil.copytree(REPO / "examples" / "support_rag", project,
-                    ignore=shutil.ignore_patterns(".oloproof", "__pycache__"))  # fmt: skip
+    copy_project(REPO / "examples" / "support_rag", project)
     bucket = f"oloproof-serve-{uuid.uuid4().hex[:10]}"
     key, secret = "AKIAE2ESERVE0000001", "e2e-serve-secret/NeverStored"
     fs = s3fs.S3FileSystem(endpoint_url=moto_server, key=key, secret=secret,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from projects import copy_project
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
@@ -111,7 +112,6 @@ def test_two_machines_share_one_s3_store(
 def run_with_set_credentials(tmp_path_factory, prefect_server, moto_server):
     """One S3 run whose credentials come only from ``--set storage_options.key/secret``."""
     import os
-    import shutil
     import subprocess
     import sys
     import uuid
@@ -121,7 +121,7 @@ def run_with_set_credentials(tmp_path_factory, prefect_server, moto_server):
 
     example = Path(__file__).resolve().parents[2] / "examples" / "support_rag"
     project = tmp_path_factory.mktemp("set-credentials") / "support_rag"
-    shutil.copytree(example, project, ignore=shutil.ignore_patterns(".oloproof", "__pycache__"))
+    copy_project(example, project)
     key, secret = "SETCREDSKEYID0000001", f"set-secret-{uuid.uuid4().hex}"
     fs = s3fs.S3FileSystem(endpoint_url=moto_server, key=key, secret=secret,
                            skip_instance_cache=True, use_listings_cache=False)  # fmt: skip

@@ -1,0 +1,27 @@
+"""Private copies of the example projects for tests."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+__all__ = ["BATCH_SIZE", "copy_project"]
+
+BATCH_SIZE = 8
+"""Cases per batch task in copied projects: a few task runs per stage, not one per
+case, each of which the Prefect server must ingest. The shipped default (one task
+run per case for small runs) is exercised by the page and the UI tests."""
+
+
+def copy_project(source: Path, target: Path, *, batched: bool = True) -> Path:
+    """Copy a project folder without its store; ``batched`` appends ``batch_size``.
+
+    The setting is appended, so every line of the original file keeps its number
+    (bad-input tests name lines).
+    """
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(".oloproof", "__pycache__"))
+    if batched:
+        config = target / "oloproof.yaml"
+        text = config.read_text(encoding="utf-8")
+        config.write_text(f"{text.rstrip()}\nbatch_size: {BATCH_SIZE}\n", encoding="utf-8")
+    return target
