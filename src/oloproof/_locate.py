@@ -28,6 +28,9 @@ def locate_store(results: str | None, project: str | None) -> Any:
         loaded = load_project(directory)
         if url is None or url == loaded.results_url:
             url, options = loaded.results_url, loaded.config.storage_options
+    default = directory / ".oloproof" / "results"
+    if url is None and not config_file.is_file() and default.is_dir():
+        url = str(default.resolve())  # a run of recorded data without oloproof.yaml
     if url is None:
         raise UsageError(
             f"no results store: pass --results URL or --project DIR (no {CONFIG_NAME} in {directory})"

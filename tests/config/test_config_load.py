@@ -170,10 +170,24 @@ def test_missing_file_and_non_mapping(tmp_path):
 
 
 def test_an_empty_file_reports_the_missing_fields(tmp_path):
+    # Without a system the rows are recorded data, but a dataset is always needed.
     write(tmp_path, "")
     with pytest.raises(ConfigError) as raised:
         load_project(tmp_path)
-    assert str(raised.value) == f"{tmp_path / 'oloproof.yaml'}: field 'system': required field is missing"
+    assert str(raised.value) == f"{tmp_path / 'oloproof.yaml'}: field 'dataset': required field is missing"
+
+
+def test_a_folder_without_oloproof_yaml_is_a_project_when_the_dataset_is_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("AZURE_OPENAI_ENDPOINT", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    project = load_project(tmp_path, {"dataset": str(tmp_path / "rows.jsonl")})
+    assert project.config.system is None
+    assert project.config.dataset == str(tmp_path / "rows.jsonl")
+    assert {name: c.base_url for name, c in project.config.providers.items()} == {"openai": "http://127.0.0.1:9/v1"}
+    with pytest.raises(ConfigError, match="no oloproof.yaml found"):
+        load_project(tmp_path)
 
 
 def test_error_points_at_set_only_for_overridden_fields(tmp_path):

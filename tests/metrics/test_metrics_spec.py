@@ -19,6 +19,9 @@ from oloproof.metrics import METRIC_NAMES, MetricSpec, parse_metric
         ("recall@5", "recall", 5),
         ("mrr@10", "mrr", 10),
         ("precision@3", "precision", 3),
+        ("map@10", "map", 10),
+        ("map_at_5", "map", 5),
+        ("r_precision", "r_precision", None),
         ("ndcg_at_10", "ndcg", 10),
         ("hit_rate_at_2", "hit_rate", 2),
         ("xdcg@3", "xdcg", 3),
@@ -60,7 +63,7 @@ def test_spec_is_frozen() -> None:
 @pytest.mark.parametrize(
     "text",
     ["ndcg@0", "ndcg@-1", "ndcg@1.5", "ndcg@", "ndcg@ten", "ndcg_at_0", "ndcg", "recall",
-     "fidelity@3", "holes_at_2", "top0_max_relevance"],
+     "fidelity@3", "holes_at_2", "top0_max_relevance", "map", "r_precision@5", "r_precision_at_3"],
 )
 def test_bad_cutoffs_name_the_text(text: str) -> None:
     with pytest.raises(ConfigError) as info:
@@ -69,7 +72,7 @@ def test_bad_cutoffs_name_the_text(text: str) -> None:
     assert repr(text) in str(info.value)
 
 
-@pytest.mark.parametrize("text", ["ndgc@10", "map@10", "", "@10", "ndcg#10", "_at_3"])
+@pytest.mark.parametrize("text", ["ndgc@10", "bleu@10", "", "@10", "ndcg#10", "_at_3", "rprec"])
 def test_unknown_names_list_the_known_ones(text: str) -> None:
     with pytest.raises(ConfigError) as info:
         parse_metric(text)

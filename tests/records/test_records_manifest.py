@@ -25,8 +25,9 @@ MANIFEST = {
     "dataset": "file:///work/project/cases.jsonl",
     "dataset_sha256": "0" * 64,
     "case_count": 3,
+    "rows_named_by_line": 0,
     "evaluators": [
-        {"criterion": "answer_correct", "kind": "proportion", "llm_judge": False,
+        {"criterion": "answer_correct", "metric": None, "kind": "proportion", "llm_judge": False,
          "spec": {"type": "exact_match", "version": "1", "options": {}}, "spec_hash": "h1"},
     ],
     "slices": ["relevant_position"],
@@ -72,3 +73,10 @@ def test_every_cache_is_counted():
     cache = {name: counts for name, counts in MANIFEST["cache"].items() if name != "judgment"}
     with pytest.raises(ValidationError, match="judgment"):
         RunManifest.model_validate({**MANIFEST, "cache": cache})
+
+
+def test_a_manifest_written_before_recorded_data_still_reads():
+    older = {key: value for key, value in MANIFEST.items() if key != "rows_named_by_line"}
+    older["evaluators"] = [{k: v for k, v in entry.items() if k != "metric"} for entry in MANIFEST["evaluators"]]
+    manifest = RunManifest.model_validate(older)
+    assert manifest.rows_named_by_line == 0 and manifest.evaluators[0].metric is None

@@ -10,7 +10,7 @@ from oloproof._cli._common import emit, emit_json
 from oloproof._exceptions import NotFoundError
 from oloproof._locate import locate_store
 
-__all__ = ["load_run", "query_command", "runs_command", "show_command"]
+__all__ = ["load_run", "query_command", "results_command", "runs_command", "show_command"]
 
 
 def load_run(store: Any, run_id: str) -> dict[str, Any]:
@@ -48,6 +48,18 @@ def show_command(args: argparse.Namespace) -> int:
     store = locate_store(args.results, args.project)
     report = load_run(store, args.run_id)
     emit(report, args.json, render_run)
+    return 0
+
+
+def results_command(args: argparse.Namespace) -> int:
+    """Print a run's judgments in the catalogue's result shape, one JSON line per row."""
+    from oloproof.report import catalogue_results
+    from oloproof.store import run_table
+
+    store = locate_store(args.results, args.project)
+    manifest = load_run(store, args.run_id)
+    for entry in catalogue_results(manifest, store.read_table(run_table(args.run_id, "judgments"))):
+        print(json.dumps(entry, ensure_ascii=False, default=str))
     return 0
 
 

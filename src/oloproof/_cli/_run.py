@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oloproof._cli._common import emit, quiet_prefect
@@ -23,10 +24,12 @@ def run_command(args: argparse.Namespace) -> int:
     from oloproof.config import parse_overrides
     from oloproof.tasks import RunRequest, prepare_environment
 
-    request = RunRequest(
-        run_id=new_run_id(), project=args.project_dir, settings=parse_overrides(args.overrides),
-        results=args.results,
-    )
+    settings = parse_overrides(args.overrides)
+    # Files named on the command line are the caller's, relative to where it runs.
+    for key, value in (("dataset", args.dataset), ("testing_criteria", args.criteria)):
+        if value is not None:
+            settings[key] = value if "://" in value else str(Path(value).expanduser().resolve())
+    request = RunRequest(run_id=new_run_id(), project=args.project_dir, settings=settings, results=args.results)
     # Everything is validated before the flow starts, so bad input writes nothing.
     env = prepare_environment(request)
     try:
@@ -53,7 +56,8 @@ def _evaluate(env: RunEnvironment) -> dict[str, Any]:
     options: dict[str, Any] = {}
     if env.project.config.task_runner.type != "threads":
         options["task_runner"] = task_runner_for(env.project.config.task_runner)
-    stages = ["execute", "retrieve", "generate", "judge"] if env.system.config.kind == "rag" else ["execute", "generate", "judge"]
+    stages = {"rag": ["execute", "retrieve", "generate", "judge"], "plain": ["execute", "generate", "judge"],
+              "recorded": ["judge"]}[env.system.config.kind]  # fmt: skip
     with progress_bar(len(env.cases), stages) as on_progress:
         if on_progress is not None:
             env.on_progress = on_progress

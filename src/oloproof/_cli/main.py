@@ -44,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                      help="override a setting, e.g. --set system.rag.token_budget=120 (repeatable)")
     run.add_argument("--results", metavar="URL", help="results store URL (overrides the project's)")
+    run.add_argument("--dataset", metavar="FILE", help="the rows to evaluate (overrides the project's dataset; "
+                     "with no oloproof.yaml, the rows are recorded data)")
+    run.add_argument("--criteria", metavar="FILE", help="testing_criteria (JSON or YAML) to evaluate with")
     run.add_argument("--json", action="store_true", help="print the run as JSON")
 
     runs = commands.add_parser("runs", help="list the complete runs in a store")
@@ -52,6 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
     show = commands.add_parser("show", help="print a recorded run's report")
     show.add_argument("run_id", metavar="RUN_ID")
     _add_store_options(show)
+
+    results = commands.add_parser("results", help="a run's judgments in the catalogue's result shape (JSON lines)")
+    results.add_argument("run_id", metavar="RUN_ID")
+    _add_store_options(results)
 
     query = commands.add_parser(
         "query", help="run SQL over the store's DuckDB views",
@@ -128,7 +135,8 @@ def _handler(command: str) -> Callable[[argparse.Namespace], int]:
         return {"diagnose": _diagnose.diagnose_command, "inspect": _diagnose.inspect_command}[command]
     from oloproof._cli import _read
 
-    return {"runs": _read.runs_command, "show": _read.show_command, "query": _read.query_command}[command]
+    return {"runs": _read.runs_command, "show": _read.show_command, "query": _read.query_command,
+            "results": _read.results_command}[command]
 
 
 def _raise(error: BaseException) -> None:

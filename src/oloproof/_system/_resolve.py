@@ -25,6 +25,7 @@ __all__ = [
     "SystemHandle",
     "import_callable",
     "import_object",
+    "recorded_system",
     "resolve_system",
 ]
 
@@ -32,8 +33,9 @@ __all__ = [
 class _Target(BaseModel):
     """What the system is and where it was imported from."""
 
-    kind: Literal["rag", "plain"]
-    """``rag`` (staged) or ``plain`` (one function)."""
+    kind: Literal["rag", "plain", "recorded"]
+    """``rag`` (staged), ``plain`` (one function) or ``recorded`` (no system: the
+    dataset's rows are evaluated as they were recorded)."""
 
     object: str
     """``module:attribute`` the system was imported from."""
@@ -131,6 +133,8 @@ def resolve_system(project: Project) -> SystemHandle:
             or the object lacks a method its settings need.
     """
     settings = project.config.system
+    if settings is None:
+        return recorded_system(project)
     if settings.rag is not None:
         return _resolve_rag(project, settings.rag)
     if settings.object is None:
@@ -171,6 +175,21 @@ def _resolve_rag(project: Project, rag: RagSettings) -> SystemHandle:
             ("system", "rag", "token_budget"),
         )
     return SystemHandle(config=config, target=instance)
+
+
+RECORDED_VERSION = "recorded"
+"""The version of every recorded-data "system"."""
+
+
+def recorded_system(project: Project) -> SystemHandle:
+    """The stand-in for a project without ``system:``: nothing is executed.
+
+    Its name is the dataset file's stem, so two log files of one set of rows
+    (one per release) compare as two systems.
+    """
+    stem = Path(project.config.dataset.rstrip("/").rsplit("/", 1)[-1]).stem or "recorded"
+    config = SystemConfig(kind="recorded", object="recorded", name=stem, version=RECORDED_VERSION)
+    return SystemHandle(config=config, target=None)
 
 
 def _declaration(target: Any) -> SystemDeclaration | None:

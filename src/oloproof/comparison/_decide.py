@@ -38,10 +38,15 @@ def check_comparable(candidate: dict[str, Any], baseline: dict[str, Any], *, all
                 )
     different = sorted(c for c in set(specs_a) & set(specs_b) if specs_a[c]["spec_hash"] != specs_b[c]["spec_hash"])
     one_sided = sorted(set(specs_a) ^ set(specs_b))
-    same_dataset = a["dataset_sha256"] == b["dataset_sha256"]
+    recorded = all((m.get("system") or {}).get("kind") == "recorded" for m in (a, b))
+    if recorded:  # two logs of one set of rows differ in content by design: pair by row id
+        same_dataset = {r["case_id"] for r in candidate["cases"]} == {r["case_id"] for r in baseline["cases"]}
+    else:
+        same_dataset = a["dataset_sha256"] == b["dataset_sha256"]
     if not allow_partial:
         if not same_dataset:
-            raise UsageError("the runs are on different datasets; pass --allow-partial to pair what matches")
+            what = "recorded runs hold different row ids" if recorded else "runs are on different datasets"
+            raise UsageError(f"the {what}; pass --allow-partial to pair what matches")
         if different:
             raise UsageError(f"the runs judge {different[0]} with different evaluator specs; "
                              "pass --allow-partial to compare the rest")

@@ -32,6 +32,8 @@ class Project:
     config: ProjectConfig
     lines: dict[tuple[str | int, ...], int] = field(default_factory=dict, repr=False)
     overridden: frozenset[str] = frozenset()
+    implicit: bool = False
+    """No ``oloproof.yaml``: the command line named the dataset, the environment the providers."""
 
     @property
     def results_url(self) -> str:
@@ -52,6 +54,8 @@ class Project:
     def error(self, message: str, location: tuple[str | int, ...]) -> ConfigError:
         """Build a ConfigError pointing at ``location`` in the file or at ``--set``."""
         dotted = ".".join(str(part) for part in location)
+        if self.implicit and location[:1] == ("providers",):
+            return ConfigError(message, path="environment", field=dotted)
         if any(dotted == key or dotted.startswith(key + ".") for key in self.overridden):
             return ConfigError(message, path="--set", field=dotted)
         return ConfigError(
@@ -149,13 +153,21 @@ def load_project(
     """
     target = Path(directory).expanduser()
     config_path = target if target.suffix in {".yaml", ".yml"} else target / CONFIG_NAME
-    if not config_path.is_file():
+    settings = settings or {}
+    if config_path.is_file():
+        text = config_path.read_text(encoding="utf-8")
+        data, lines = load_yaml_with_lines(text, path=str(config_path))
+        if not isinstance(data, dict):
+            raise ConfigError("expected a mapping at the top level", path=str(config_path), line=1)
+    elif "dataset" in settings and config_path.parent.is_dir():
+        # A run of recorded data names its dataset itself: the folder needs no
+        # oloproof.yaml, and the judges' providers are the SDKs' own variables.
+        from oloproof.providers import providers_from_environment
+
+        data, lines = {"providers": _implicit_providers(providers_from_environment)}, {}
+    else:
         raise ConfigError(f"no {CONFIG_NAME} found (expected a project folder)", path=str(config_path))
-    text = config_path.read_text(encoding="utf-8")
-    data, lines = load_yaml_with_lines(text, path=str(config_path))
-    if not isinstance(data, dict):
-        raise ConfigError("expected a mapping at the top level", path=str(config_path), line=1)
-    data, touched = apply_settings(data, settings or {})
+    data, touched = apply_settings(data, settings)
     if results is not None:
         data["results"] = results
         touched.add("results")
@@ -165,6 +177,7 @@ def load_project(
         config=ProjectConfig.model_construct(),
         lines=lines,
         overridden=frozenset(touched),
+        implicit=not config_path.is_file(),
     )
     try:
         config = ProjectConfig.model_validate(data)
@@ -180,6 +193,7 @@ def load_project(
         config=config,
         lines=lines,
         overridden=project.overridden,
+        implicit=project.implicit,
     )
 
 
@@ -194,3 +208,13 @@ def _describe(error: dict[str, Any], *, echo: bool = True) -> str:
     if echo and "input" in error and kind != "value_error":
         return f"{message} (got {error.get('input')!r})"
     return message
+
+
+def _implicit_providers(from_environment: Any) -> dict[str, Any]:
+    from oloproof._exceptions import ProviderConfigError
+
+    try:
+        return dict(from_environment(os.environ))
+    except ProviderConfigError as error:
+        raise ConfigError(f"{error.message} (from the environment)", path="environment",
+                          field=error.field) from None  # fmt: skip

@@ -117,14 +117,20 @@ class ProjectConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    system: SystemSettings
-    """The system under evaluation."""
+    system: SystemSettings | None = None
+    """The system under evaluation; absent for recorded data (each row of the
+    dataset is evaluated as it was recorded)."""
 
     dataset: str
     """The cases file: a path relative to the project, or an fsspec URL."""
 
     evaluators: list[dict[str, Any]] = Field(default_factory=list)
     """Evaluator entries, each with a ``type`` and that evaluator's options."""
+
+    testing_criteria: list[Any] | str | None = None
+    """Evaluators in the catalogue's ``testing_criteria`` form (``type:
+    azure_ai_evaluator``, ``evaluator_name: builtin.…``), inline or as the path of a
+    JSON or YAML file relative to the project; run after ``evaluators``."""
 
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     """LLM providers by name, for judges (``provider: <name>``); keys come from the

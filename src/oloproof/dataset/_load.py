@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import fsspec
@@ -13,7 +13,11 @@ from pydantic import ValidationError
 from oloproof._exceptions import DatasetError
 from oloproof.dataset._case import Case
 
-__all__ = ["Dataset", "load_cases"]
+__all__ = ["LINE_ID_PREFIX", "Dataset", "load_cases"]
+
+
+LINE_ID_PREFIX = "line-"
+"""Recorded rows without an ``id`` are named by their line: ``line-7``."""
 
 
 @dataclass(frozen=True)
@@ -23,12 +27,24 @@ class Dataset:
     url: str
     sha256: str
     cases: tuple[Case, ...]
+    lines: dict[str, int] = field(default_factory=dict, repr=False)
+    """The line each case was read from, by id."""
+    recorded: bool = False
+    """Rows of recorded data: each row is a case's whole ``input``."""
+    named_by_line: int = 0
+    """Recorded rows that had no ``id`` and are named ``line-<n>``."""
+
+    def item(self, case: Case) -> Any:
+        """The row as ``{{item.…}}`` reads it: a recorded row itself, or the case's fields."""
+        if self.recorded:
+            return case.input
+        return case.model_dump(mode="json", exclude_none=True)
 
     def __len__(self) -> int:
         return len(self.cases)
 
 
-def load_cases(url: str, storage_options: dict[str, Any] | None = None) -> Dataset:
+def load_cases(url: str, storage_options: dict[str, Any] | None = None, *, recorded: bool = False) -> Dataset:
     """Load and validate a JSONL cases file.
 
     Blank lines are skipped. Every problem names the file, line and field.
@@ -36,6 +52,8 @@ def load_cases(url: str, storage_options: dict[str, Any] | None = None) -> Datas
     Args:
         url: A local path or an fsspec URL.
         storage_options: fsspec options for remote URLs.
+        recorded: Read rows of recorded data: any JSON object, its ``id`` optional
+            (``line-<n>`` when absent), its ``metadata`` (optional) an object.
 
     Returns:
         The dataset.
@@ -57,12 +75,17 @@ def load_cases(url: str, storage_options: dict[str, Any] | None = None) -> Datas
         raise DatasetError(f"not UTF-8 text ({exc.reason})", path=url) from None
     cases: list[Case] = []
     first_line: dict[str, int] = {}
+    named_by_line = 0
     # JSONL lines end at \n only: U+2028 and friends are legal inside JSON strings.
     for number, line in enumerate(text.split("\n"), start=1):
         line = line.removesuffix("\r")
         if not line.strip():
             continue
-        case = _parse_line(line, url=url, number=number)
+        if recorded:
+            case = _parse_row(line, url=url, number=number)
+            named_by_line += "id" not in case.input
+        else:
+            case = _parse_line(line, url=url, number=number)
         if case.id in first_line:
             raise DatasetError(
                 f"duplicate id {case.id!r} (first on line {first_line[case.id]})",
@@ -74,10 +97,11 @@ def load_cases(url: str, storage_options: dict[str, Any] | None = None) -> Datas
         cases.append(case)
     if not cases:
         raise DatasetError("the dataset holds no cases", path=url)
-    return Dataset(url=url, sha256=hashlib.sha256(raw).hexdigest(), cases=tuple(cases))
+    return Dataset(url=url, sha256=hashlib.sha256(raw).hexdigest(), cases=tuple(cases), lines=first_line,
+                   recorded=recorded, named_by_line=named_by_line)  # fmt: skip
 
 
-def _parse_line(line: str, *, url: str, number: int) -> Case:
+def _object(line: str, *, url: str, number: int) -> dict[str, Any]:
     try:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -88,6 +112,26 @@ def _parse_line(line: str, *, url: str, number: int) -> Case:
         raise DatasetError(
             f"expected a JSON object, got {type(data).__name__}", path=url, line=number
         )
+    return data
+
+
+def _parse_row(line: str, *, url: str, number: int) -> Case:
+    data = _object(line, url=url, number=number)
+    row_id = data.get("id", f"{LINE_ID_PREFIX}{number}")
+    if isinstance(row_id, int) and not isinstance(row_id, bool):
+        row_id = str(row_id)
+    if not isinstance(row_id, str) or not row_id:
+        raise DatasetError(f"an id must be non-empty text or an integer, got {json.dumps(row_id)[:60]}",
+                           path=url, line=number, field="id")  # fmt: skip
+    metadata = data.get("metadata", {})
+    if not isinstance(metadata, dict):
+        raise DatasetError(f"metadata must be a JSON object, got {type(metadata).__name__}",
+                           path=url, line=number, field="metadata")  # fmt: skip
+    return Case(id=row_id, input=data, metadata=metadata)
+
+
+def _parse_line(line: str, *, url: str, number: int) -> Case:
+    data = _object(line, url=url, number=number)
     try:
         return Case.model_validate(data)
     except ValidationError as exc:

@@ -5,6 +5,8 @@ names them by ``type``.
 """
 
 from oloproof.evaluators._base import (
+    MISSING,
+    UNMAPPED,
     CaseView,
     Evaluator,
     EvaluatorOptions,
@@ -18,6 +20,7 @@ from oloproof.evaluators._base import (
 from oloproof.evaluators._build import build_evaluators
 from oloproof.evaluators._citation import CitationValidity
 from oloproof.evaluators._citation_support import CitationSupportJudge
+from oloproof.evaluators._document_retrieval import DocumentRetrieval, DocumentRetrievalOptions
 from oloproof.evaluators._groundedness_pro import GroundednessPro
 from oloproof.evaluators._judges import (
     Groundedness,
@@ -29,14 +32,31 @@ from oloproof.evaluators._judges import (
     Retrieval,
 )
 from oloproof.evaluators._prompts import Prompt
-from oloproof.evaluators._retrieval import HitRate, Mrr, Ndcg, Recall, RetrievalOptions
+from oloproof.evaluators._retrieval import (
+    BinaryRetrievalOptions,
+    HitRate,
+    Map,
+    Mrr,
+    Ndcg,
+    NdcgOptions,
+    Precision,
+    RPrecision,
+    RPrecisionOptions,
+    Recall,
+    RetrievalOptions,
+)
 from oloproof.evaluators._text import Contains, ExactMatch, Regex
 
 __all__ = [
+    "MISSING",
+    "UNMAPPED",
+    "BinaryRetrievalOptions",
     "CaseView",
     "CitationSupportJudge",
     "CitationValidity",
     "Contains",
+    "DocumentRetrieval",
+    "DocumentRetrievalOptions",
     "Evaluator",
     "EvaluatorOptions",
     "ExactMatch",
@@ -47,11 +67,16 @@ __all__ = [
     "JudgeContext",
     "JudgeOptions",
     "LLMJudge",
+    "Map",
     "Mrr",
     "Ndcg",
+    "NdcgOptions",
     "OptionError",
     "Output",
+    "Precision",
     "Prompt",
+    "RPrecision",
+    "RPrecisionOptions",
     "Recall",
     "Regex",
     "Relevance",

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from oloproof._json import content_hash
+from oloproof.evaluators._fields import MISSING, get_field
+from oloproof.evaluators._mapping import Template, parse_template, sample_of
 
 if TYPE_CHECKING:
     from oloproof.providers import ProviderPool
@@ -33,14 +35,19 @@ __all__ = [
     "Evaluator",
     "EvaluatorOptions",
     "JudgeContext",
+    "MISSING",
     "OptionError",
     "Output",
+    "UNMAPPED",
     "Verdict",
     "evaluator",
     "registered_evaluators",
 ]
 
 E = TypeVar("E", bound="type[Evaluator]")
+
+UNMAPPED = object()
+"""`Evaluator.mapped`'s answer for an input no ``data_mapping`` names."""
 
 _REGISTRY: dict[str, type[Evaluator]] = {}
 
@@ -72,6 +79,11 @@ class EvaluatorOptions(BaseModel):
 
     criterion: str | None = None
     """The name the metric is reported under; each type has a default."""
+
+    data_mapping: dict[str, Any] | None = None
+    """Where each input comes from, as templates: ``{"query": "{{item.query}}"}``
+    (``item``: the dataset row; ``sample``: what the system produced). Inputs it does
+    not name are read as the evaluator reads them by default."""
 
 
 @dataclass(frozen=True)
@@ -135,6 +147,12 @@ class CaseView:
     output: Any
     context: list[dict[str, Any]] | None = None
     candidates: list[dict[str, Any]] | None = None
+    item: Any = None
+    """The dataset row as written (``{{item.…}}``): a recorded row itself, or a
+    case's ``id``, ``input``, ``expected`` and ``metadata``."""
+    recorded: bool = False
+    """Whether the row is recorded data: no system ran, so there is no ``sample``
+    and every input defaults to the row's field of the same name."""
 
 
 @dataclass(frozen=True)
@@ -196,12 +214,42 @@ class Evaluator(ABC):
     needs_retrieval: ClassVar[bool] = False
     """True when the evaluator reads the retrieval or context (RAG systems only)."""
     is_llm_judge: ClassVar[bool] = False
+    inputs: ClassVar[tuple[str, ...]] = ()
+    """The inputs a ``data_mapping`` may name (the catalogue's names: ``query``,
+    ``context``, ``response`` …)."""
+    required_inputs: ClassVar[tuple[str, ...]] = ()
+    """The inputs without which a row is excluded (``missing_field:<name>``)."""
     verdict_options: ClassVar[tuple[str, ...]] = ()
     """Options that only turn scores into verdicts (a threshold): left out of the
     judgment identity, so changing them never calls the judge again."""
 
     def __init__(self, options: EvaluatorOptions) -> None:
         self.options = options
+        self.mapping: dict[str, Template] = {}
+        for key, value in (options.data_mapping or {}).items():
+            if key not in self.inputs:
+                takes = ", ".join(self.inputs) or "no mapped inputs"
+                raise OptionError(f"{self.type_name} has no input {key!r} (takes: {takes})", f"data_mapping.{key}")
+            try:
+                self.mapping[key] = parse_template(value)
+            except ValueError as error:
+                raise OptionError(str(error), f"data_mapping.{key}") from None
+
+    def mapped(self, case: CaseView, name: str) -> Any:
+        """Input ``name`` as ``data_mapping`` (or, for recorded data, the row) gives it.
+
+        Returns:
+            The value; ``MISSING`` when the row (or sample) lacks a referenced
+            field; ``UNMAPPED`` when no mapping names the input and the evaluator
+            reads it its own way.
+        """
+        template = self.mapping.get(name)
+        if template is None:
+            return get_field(case.item, name) if case.recorded else UNMAPPED
+        sample = None if case.recorded else sample_of(
+            case.output, getattr(self.options, "response_field", None), case.context, case.candidates
+        )
+        return template.render(case.item, sample)
 
     @property
     def criterion(self) -> str:
@@ -229,11 +277,10 @@ class Evaluator(ABC):
 
     def spec(self) -> dict[str, Any]:
         """The full spec: type, version and every option."""
-        return {
-            "type": self.type_name,
-            "version": self.version,
-            "options": self.options.model_dump(mode="json"),
-        }
+        options = self.options.model_dump(mode="json")
+        if options.get("data_mapping") is None:  # absent: specs (and identities) as before mappings existed
+            options.pop("data_mapping", None)
+        return {"type": self.type_name, "version": self.version, "options": options}
 
     @functools.cached_property
     def spec_hash(self) -> str:
@@ -258,6 +305,17 @@ class Evaluator(ABC):
             OptionError: An option names something the project does not have.
         """
 
+    def check_case(self, case: CaseView) -> None:
+        """Check a row's own inputs before anything runs or is written.
+
+        Called for every case of a run with ``output`` unset; an evaluator checks
+        what it reads from the row itself (for recorded data, every input).
+
+        Raises:
+            DatasetError: An input is invalid; ``field`` names it (the engine adds
+                the file and line).
+        """
+
     @abstractmethod
     def read(self, case: CaseView) -> dict[str, Any] | Verdict:
         """Extract exactly the fields this evaluator judges, or an exclusion."""
@@ -265,6 +323,16 @@ class Evaluator(ABC):
     @abstractmethod
     def judge(self, fields: dict[str, Any], ctx: JudgeContext) -> Verdict | Awaitable[Verdict]:
         """Judge the extracted fields (may be ``async``)."""
+
+    def judge_many(self, fields: list[dict[str, Any]], ctx: JudgeContext) -> list[Verdict] | None:
+        """Judge many cases' fields in one call (batch kernels), or ``None`` when the
+        evaluator judges case by case. Each verdict must equal `judge`'s."""
+        return None
+
+    @property
+    def judges_many(self) -> bool:
+        """Whether `judge_many` is overridden (the engine then batches the cache misses)."""
+        return type(self).judge_many is not Evaluator.judge_many
 
     @property
     def is_async(self) -> bool:

@@ -18,6 +18,7 @@ def build_evaluators(
     entries: list[dict[str, Any]],
     *,
     rag: bool,
+    recorded: bool = False,
     error: Any = None,
     providers: Mapping[str, Any] | None = None,
     directory: Path | None = None,
@@ -27,6 +28,7 @@ def build_evaluators(
     Args:
         entries: The raw ``evaluators:`` list.
         rag: Whether the system is a staged RAG system (retrieval evaluators need one).
+        recorded: Whether the rows are recorded data (every input comes from the row).
         error: ``Project.error``-like callable ``(message, location) -> ConfigError``
             that points errors at a file and line.
         providers: The project's ``providers:`` by name (LLM judges name one).
@@ -72,12 +74,12 @@ def build_evaluators(
             else:
                 message = str(first["msg"]).removeprefix("Value error, ")
             raise fail(message, (*where, *loc)) from None
-        instance = cls(options)
         try:
+            instance = cls(options)
             instance.configure(providers=providers or {}, directory=directory)
         except OptionError as exc:
-            raise fail(exc.message, (*where, exc.option)) from None
-        if instance.needs_retrieval and not rag:
+            raise fail(exc.message, (*where, *exc.option.split("."))) from None
+        if instance.needs_retrieval and not (rag or recorded or instance.mapping):
             raise fail(f"{kind} reads the retrieval; it needs a @rag_system", (*where, "type"))
         for output in instance.outputs():
             if output.criterion in seen:

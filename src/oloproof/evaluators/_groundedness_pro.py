@@ -20,8 +20,9 @@ from typing import Any
 from pydantic import Field
 
 from oloproof.evaluators._base import (
-    CaseView, Evaluator, EvaluatorOptions, JudgeContext, OptionError, Verdict, evaluator,
+    MISSING, UNMAPPED, CaseView, Evaluator, EvaluatorOptions, JudgeContext, OptionError, Verdict, evaluator,
 )  # fmt: skip
+from oloproof.evaluators._passages import context_sources, input_text
 from oloproof.evaluators._fields import query_text, text_field
 
 __all__ = ["GroundednessPro"]
@@ -59,6 +60,8 @@ class GroundednessPro(Evaluator):
     options: GroundednessProOptions
     needs_retrieval = True
     is_llm_judge = True
+    inputs = ("query", "response", "context")
+    required_inputs = ("response", "context")
 
     def configure(self, *, providers: Mapping[str, Any], directory: Path | None) -> None:
         if not self.options.endpoint or not self.options.api_key_env:
@@ -74,18 +77,29 @@ class GroundednessPro(Evaluator):
             )
 
     def read(self, case: CaseView) -> dict[str, Any] | Verdict:
-        if case.context is None:
-            return Verdict.excluded("no_context")
-        if not case.context:
+        context = self.mapped(case, "context")
+        if context is UNMAPPED:
+            if case.context is None:
+                return Verdict.excluded("no_context")
+            context = [str(p.get("text") or "") for p in case.context]
+        if context is MISSING or context is None:
+            return Verdict.excluded("missing_field:context")
+        if not context:
             return Verdict.excluded("not_applicable:empty_context")
-        answer = text_field(case.output, self.options.response_field)
-        if answer is None:
+        try:
+            sources = context_sources(context)
+        except ValueError as error:
+            return Verdict.excluded(f"invalid_field:context: {error}")
+        answer = self.mapped(case, "response")
+        if answer is UNMAPPED:
+            answer = text_field(case.output, self.options.response_field)
+        if answer is MISSING or answer is None:
             return Verdict.excluded("missing_field:response")
-        return {
-            "query": query_text(case.input, self.options.query_field),
-            "response": answer,
-            "sources": [str(p.get("text") or "") for p in case.context],
-        }
+        query = self.mapped(case, "query")
+        if query is UNMAPPED:
+            query = query_text(case.input, self.options.query_field)
+        query = None if query is MISSING or query is None else input_text(query)
+        return {"query": query, "response": input_text(answer), "sources": sources}
 
     async def judge(self, fields: dict[str, Any], ctx: JudgeContext) -> Verdict:
         import httpx

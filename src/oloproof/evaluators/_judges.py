@@ -16,7 +16,10 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
+from oloproof._exceptions import DatasetError
 from oloproof.evaluators._base import (
+    MISSING,
+    UNMAPPED,
     CaseView,
     Evaluator,
     EvaluatorOptions,
@@ -27,7 +30,7 @@ from oloproof.evaluators._base import (
     evaluator,
 )
 from oloproof.evaluators._fields import get_field, query_text, text_field
-from oloproof.evaluators._passages import render_passages
+from oloproof.evaluators._passages import context_text, input_text
 from oloproof.evaluators._prompts import Prompt, load_prompt, packaged_prompt
 
 __all__ = [
@@ -154,6 +157,54 @@ class LLMJudge(Evaluator):
     def response_of(self, case: CaseView) -> str | None:
         return text_field(case.output, self.options.response_field)
 
+    def staged(self, case: CaseView, name: str) -> Any:
+        """Input ``name`` of a system's case, read the judge's own way (``MISSING`` if absent)."""
+        found = {"query": self.query_of, "response": self.response_of}[name](case)
+        return MISSING if found is None else found
+
+    def text_of(self, case: CaseView, name: str) -> str | None | Verdict:
+        """Input ``name`` as text; ``None`` when absent (a verdict when it is required)."""
+        value = self.mapped(case, name)
+        if value is UNMAPPED:
+            value = self.staged(case, name)
+        if value is MISSING or value is None:
+            return Verdict.excluded(f"missing_field:{name}") if name in self.required_inputs else None
+        return input_text(value)
+
+    def context_of(self, case: CaseView, staged: Any) -> str | Verdict:
+        """The context as the prompt shows it: mapped text or chunks, else ``staged``
+        (the passages a system's case holds, ``None`` when it has none)."""
+        value = self.mapped(case, "context")
+        if value is UNMAPPED:
+            if staged is None:
+                return Verdict.excluded("no_context")
+            value = staged
+        if value is MISSING or value is None:
+            return Verdict.excluded("missing_field:context")
+        if not value or (isinstance(value, str) and not value.strip()):
+            return Verdict.excluded("not_applicable:empty_context")
+        try:
+            return context_text(value)
+        except ValueError as error:
+            return Verdict.excluded(f"invalid_field:context: {error}")
+
+    def check_case(self, case: CaseView) -> None:
+        if "context" not in self.inputs:
+            return
+        value = self.mapped(case, "context")
+        if value is UNMAPPED or value is MISSING or value is None:
+            return
+        try:
+            context_text(value)
+        except ValueError as error:
+            raise DatasetError(str(error), field=self._field("context")) from None
+
+    def _field(self, name: str) -> str:
+        template = self.mapping.get(name)
+        if template is not None and len(template.references) == 1:
+            return template.references[0].path or name
+        return name
+
     def prompt_for(self, fields: dict[str, Any]) -> Prompt:
         return self.prompts["default"]
 
@@ -194,7 +245,8 @@ class Groundedness(LLMJudge):
 
     needs_retrieval = True
     prompt_name = "groundedness_v1"
-    reads = ("query", "context", "response")
+    reads = inputs = ("query", "context", "response")
+    required_inputs = ("context", "response")
 
     def load_prompts(self, directory: Path | None) -> dict[str, Prompt]:
         prompts = super().load_prompts(directory)
@@ -208,17 +260,14 @@ class Groundedness(LLMJudge):
         return self.prompts["default"]
 
     def read(self, case: CaseView) -> dict[str, Any] | Verdict:
-        context = case.context
-        if context is None:
-            return Verdict.excluded("no_context")
-        if not context:
-            return Verdict.excluded("not_applicable:empty_context")
-        response = self.response_of(case)
-        if response is None:
-            return Verdict.excluded("missing_field:response")
-        return self.with_prompt(
-            {"query": self.query_of(case), "context": render_passages(context), "response": response}
-        )
+        context = self.context_of(case, case.context)
+        if isinstance(context, Verdict):
+            return context
+        response = self.text_of(case, "response")
+        if isinstance(response, Verdict):
+            return response
+        query = self.text_of(case, "query")
+        return self.with_prompt({"query": query, "context": context, "response": response})
 
 
 @evaluator("groundedness_judge")
@@ -231,14 +280,15 @@ class Relevance(LLMJudge):
     """Does the answer address the query? 1-5, without ground truth."""
 
     prompt_name = "relevance_v1"
-    reads = ("query", "response")
+    reads = inputs = required_inputs = ("query", "response")
 
     def read(self, case: CaseView) -> dict[str, Any] | Verdict:
-        query, response = self.query_of(case), self.response_of(case)
-        if query is None:
-            return Verdict.excluded("missing_field:query")
-        if response is None:
-            return Verdict.excluded("missing_field:response")
+        query = self.text_of(case, "query")
+        if isinstance(query, Verdict):
+            return query
+        response = self.text_of(case, "response")
+        if isinstance(response, Verdict):
+            return response
         return self.with_prompt({"query": query, "response": response})
 
 
@@ -257,18 +307,24 @@ class Retrieval(LLMJudge):
     options: RetrievalJudgeOptions
     needs_retrieval = True
     prompt_name = "retrieval_v1"
-    reads = ("query", "context")
+    reads = inputs = required_inputs = ("query", "context")
 
     def read(self, case: CaseView) -> dict[str, Any] | Verdict:
-        if case.candidates is None:
-            return Verdict.excluded("no_retrieval")
-        candidates = case.candidates[: self.options.k] if self.options.k else case.candidates
-        if not candidates:
-            return Verdict.excluded("not_applicable:empty_retrieval")
-        query = self.query_of(case)
-        if query is None:
-            return Verdict.excluded("missing_field:query")
-        return self.with_prompt({"query": query, "context": render_passages(candidates)})
+        if "context" not in self.mapping and not case.recorded:
+            if case.candidates is None:
+                return Verdict.excluded("no_retrieval")
+            if not case.candidates:
+                return Verdict.excluded("not_applicable:empty_retrieval")
+        candidates = case.candidates
+        if candidates is not None and self.options.k:
+            candidates = candidates[: self.options.k]
+        context = self.context_of(case, candidates)
+        if isinstance(context, Verdict):
+            return context
+        query = self.text_of(case, "query")
+        if isinstance(query, Verdict):
+            return query
+        return self.with_prompt({"query": query, "context": context})
 
 
 class CompletenessOptions(JudgeOptions):
@@ -285,17 +341,18 @@ class ResponseCompleteness(LLMJudge):
     options_model = CompletenessOptions
     options: CompletenessOptions
     prompt_name = "response_completeness_v1"
-    reads = ("ground_truth", "response")
+    reads = inputs = required_inputs = ("ground_truth", "response")
+
+    def staged(self, case: CaseView, name: str) -> Any:
+        if name != "ground_truth":
+            return super().staged(case, name)
+        return get_field(case.expected, self.options.ground_truth_field)
 
     def read(self, case: CaseView) -> dict[str, Any] | Verdict:
-        found = get_field(case.expected, self.options.ground_truth_field)
-        if isinstance(found, list):  # several references: all of them
-            truth: str | None = "\n".join(str(item) for item in found)
-        else:
-            truth = text_field(case.expected, self.options.ground_truth_field)
-        if truth is None:
-            return Verdict.excluded("missing_field:ground_truth")
-        response = self.response_of(case)
-        if response is None:
-            return Verdict.excluded("missing_field:response")
+        truth = self.text_of(case, "ground_truth")
+        if isinstance(truth, Verdict):
+            return truth
+        response = self.text_of(case, "response")
+        if isinstance(response, Verdict):
+            return response
         return self.with_prompt({"ground_truth": truth, "response": response})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["passage_id", "render_passages"]
+__all__ = ["context_sources", "context_text", "input_text", "passage_id", "render_passages"]
 
 
 def passage_id(passage: dict[str, Any]) -> str:
@@ -26,3 +26,52 @@ def render_passages(passages: Iterable[dict[str, Any] | str]) -> str:
         else:
             blocks.append(f"[{number}] {passage_id(passage)}\n{str(passage.get('text') or '').strip()}")
     return "\n\n".join(blocks)
+
+
+def input_text(value: Any) -> str:
+    """A text input (query, response, ground truth) as the prompt shows it: text as it
+    is, several references one per line, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return "\n".join(value)
+    import json
+
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def context_text(value: Any) -> str:
+    """A context as the prompt shows it: one string as it is, or a list of chunks
+    (strings, or objects with ``text`` and optionally ``doc_id``) rendered as passages.
+
+    Raises:
+        ValueError: The value is neither, or a chunk has no text.
+    """
+    if isinstance(value, str):
+        return value
+    return render_passages(_chunks(value))
+
+
+def context_sources(value: Any) -> list[str]:
+    """A context as a list of source texts (one string is one source).
+
+    Raises:
+        ValueError: As :func:`context_text`.
+    """
+    if isinstance(value, str):
+        return [value]
+    return [chunk if isinstance(chunk, str) else str(chunk["text"]) for chunk in _chunks(value)]
+
+
+def _chunks(value: Any) -> list[dict[str, Any] | str]:
+    if not isinstance(value, list):
+        raise ValueError(f"a context must be a string or a list of chunks, got {type(value).__name__}")
+    chunks: list[dict[str, Any] | str] = []
+    for index, chunk in enumerate(value):
+        if isinstance(chunk, str):
+            chunks.append(chunk)
+        elif isinstance(chunk, dict) and isinstance(chunk.get("text"), str):
+            chunks.append(chunk if chunk.get("doc_id") is not None else chunk["text"])
+        else:
+            raise ValueError(f"chunk {index} of the context must be a string or an object with a 'text' string")
+    return chunks

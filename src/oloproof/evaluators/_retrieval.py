@@ -1,49 +1,121 @@
 """Retrieval evaluators: thin wrappers over the kernels in `oloproof.metrics`.
 
 Each reads the top ``k`` retrieved units and the case's relevance labels; a case
-without ``expected.relevant`` is excluded with ``no_relevance_labels``.
+without ``expected.relevant`` is excluded with ``no_relevance_labels``, one whose
+labels hold no relevant unit (none reaching ``relevance_level``) with
+``no_relevant_units``. ``r_precision`` has no ``k``: it reads the top ``R``, the
+number of relevant units.
+
+Besides `judge`, every evaluator here has ``judge_many``: the verdicts of many
+cases from one call of the batch kernels, equal to `judge`'s case by case.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
 from typing import Any, ClassVar, Literal
 
-import numpy as np
 from pydantic import Field
 
 from oloproof import metrics
 from oloproof.evaluators._base import CaseView, Evaluator, EvaluatorOptions, JudgeContext, Verdict, evaluator
 
-__all__ = ["HitRate", "Mrr", "Ndcg", "Recall", "RetrievalOptions"]
+__all__ = [
+    "BinaryRetrievalOptions",
+    "HitRate",
+    "Map",
+    "Mrr",
+    "Ndcg",
+    "NdcgOptions",
+    "Precision",
+    "RPrecision",
+    "RPrecisionOptions",
+    "Recall",
+    "RetrievalOptions",
+]
 
 
-class RetrievalOptions(EvaluatorOptions):
-    """Options of the rank-based retrieval evaluators."""
-
-    k: int = Field(ge=1)
-    """The cut-off: only the first ``k`` candidates count."""
-
+class _UnitOptions(EvaluatorOptions):
     relevance_unit: Literal["document", "chunk"] = "document"
     """``document``: a document counts once, at its best position; ``chunk``: each
     ``doc_id#chunk_id`` is a unit of its own."""
 
 
+class RetrievalOptions(_UnitOptions):
+    """Options of the rank-based retrieval evaluators."""
+
+    k: int = Field(ge=1)
+    """The cut-off: only the first ``k`` candidates count."""
+
+
+class _LevelOption(EvaluatorOptions):
+    relevance_level: float | None = Field(default=None, gt=0, strict=True, allow_inf_nan=False)
+    """The lowest grade that counts as relevant, trec_eval's ``-l`` (a unit is
+    relevant when ``grade >= relevance_level``, also when counting the relevant
+    units). Unset: any grade above 0, which on integer grades is trec_eval's
+    default ``-l 1``."""
+
+
+class BinaryRetrievalOptions(RetrievalOptions, _LevelOption):
+    """Options of the binary retrieval metrics with a cut-off."""
+
+
+class RPrecisionOptions(_UnitOptions, _LevelOption):
+    """Options of ``r_precision``: no cut-off, each case is cut at its own ``R``."""
+
+
+class NdcgOptions(RetrievalOptions):
+    """Options of ``ndcg``."""
+
+    gain: Literal["linear", "exponential"] = "linear"
+    """``linear``: a unit's gain is its grade (trec_eval's ``ndcg_cut``);
+    ``exponential``: ``2**grade - 1``, which rewards the top grades more."""
+
+
+#: Options that came after the first judgments were cached. At their defaults they
+#: are left out of the spec, so those judgments keep their identity (and spec hash);
+#: set to anything else, they are part of it.
+_LATER_OPTIONS = ("relevance_level", "gain")
+
+
 class _RankMetric(Evaluator):
-    options_model = RetrievalOptions
-    options: RetrievalOptions
+    options_model: ClassVar[type[EvaluatorOptions]] = BinaryRetrievalOptions
     needs_retrieval = True
     output_kind = "score"
     metric_name: ClassVar[str] = ""
-    kernel: ClassVar[Callable[[np.ndarray, np.ndarray, int], float]]
+
+    @functools.cached_property
+    def metric(self) -> metrics.MetricSpec:
+        """The metric this evaluator computes, e.g. ``recall@5``."""
+        return metrics.MetricSpec(self.metric_name, getattr(self.options, "k", None))
 
     def default_criterion(self) -> str:
-        return f"{self.metric_name}_at_{self.options.k}"
+        return self.metric.criterion
+
+    def spec(self) -> dict[str, Any]:
+        spec = super().spec()
+        fields = type(self.options).model_fields
+        options = {
+            name: value for name, value in spec["options"].items()
+            if not (name in _LATER_OPTIONS and value == fields[name].default)
+        }  # fmt: skip
+        return {**spec, "options": options}
+
+    def _kernel_options(self) -> dict[str, Any]:
+        return {name: getattr(self.options, name) for name in _LATER_OPTIONS if name in type(self.options).model_fields}
 
     def _unit(self, item: dict[str, Any]) -> str:
-        if self.options.relevance_unit == "chunk" and item.get("chunk_id") is not None:
+        if self.options.relevance_unit == "chunk" and item.get("chunk_id") is not None:  # type: ignore[attr-defined]
             return f"{item['doc_id']}#{item['chunk_id']}"
         return str(item["doc_id"])
+
+    def _is_relevant(self, grade: float) -> bool:
+        level = getattr(self.options, "relevance_level", None)
+        return grade > 0 if level is None else grade >= level
+
+    def _depth(self, grades: dict[str, float]) -> int:
+        """How many candidates the metric reads."""
+        return self.options.k  # type: ignore[attr-defined,no-any-return]
 
     def read(self, case: CaseView) -> dict[str, Any] | Verdict:
         if case.candidates is None:
@@ -55,17 +127,29 @@ class _RankMetric(Evaluator):
         for item in relevant:
             unit = self._unit(item)
             grades[unit] = max(grades.get(unit, 0.0), float(item.get("grade", 1.0)))
-        if not any(grade > 0 for grade in grades.values()):
+        if not any(self._is_relevant(grade) for grade in grades.values()):
             return Verdict.excluded("no_relevant_units")
-        # Only the first k matter; keeping the rest out of the identity lets a
-        # change below the cut-off reuse the judgment.
-        retrieved = [self._unit(item) for item in case.candidates[: self.options.k]]
+        # Only the first k (for r_precision, R) matter; keeping the rest out of the
+        # identity lets a change below the cut-off reuse the judgment.
+        retrieved = [self._unit(item) for item in case.candidates[: self._depth(grades)]]
         return {"retrieved": retrieved, "grades": dict(sorted(grades.items()))}
 
     def judge(self, fields: dict[str, Any], ctx: JudgeContext) -> Verdict:
         gains, ideal = metrics.relevance_gains(fields["retrieved"], fields["grades"])
-        value = float(type(self).kernel(gains, ideal, self.options.k))
-        return Verdict(score=value)
+        value = metrics.ranked_metric(self.metric, gains, ideal, **self._kernel_options())
+        return Verdict(score=float(value))
+
+    def judge_many(self, fields: list[dict[str, Any]], ctx: JudgeContext) -> list[Verdict]:
+        """The verdicts of many cases' fields at once, each equal to `judge`'s.
+
+        Raises:
+            StatsError: If any case's fields are invalid; `judge` then tells which.
+        """
+        if not fields:
+            return []
+        batch = metrics.gain_batch([f["retrieved"] for f in fields], [f["grades"] for f in fields])
+        values = metrics.ranked_metric_batch(self.metric, batch, **self._kernel_options())
+        return [Verdict(score=value) for value in values.tolist()]
 
 
 @evaluator("hit_rate")
@@ -73,7 +157,6 @@ class HitRate(_RankMetric):
     """1 when any relevant unit is among the first ``k`` candidates."""
 
     metric_name = "hit_rate"
-    kernel = staticmethod(metrics.hit_rate_at_k)
 
 
 @evaluator("recall")
@@ -81,7 +164,13 @@ class Recall(_RankMetric):
     """Share of the relevant units found among the first ``k`` candidates."""
 
     metric_name = "recall"
-    kernel = staticmethod(metrics.recall_at_k)
+
+
+@evaluator("precision")
+class Precision(_RankMetric):
+    """Share of the first ``k`` ranks that hold a relevant unit (P@k, trec_eval ``P_k``)."""
+
+    metric_name = "precision"
 
 
 @evaluator("mrr")
@@ -89,12 +178,31 @@ class Mrr(_RankMetric):
     """Reciprocal rank of the first relevant unit within ``k`` (0 if none)."""
 
     metric_name = "mrr"
-    kernel = staticmethod(metrics.reciprocal_rank_at_k)
+
+
+@evaluator("map")
+class Map(_RankMetric):
+    """Average precision of the first ``k`` candidates (AP@k; its mean is MAP@k),
+    over all relevant units, as trec_eval's ``map_cut_k``."""
+
+    metric_name = "map"
+
+
+@evaluator("r_precision")
+class RPrecision(_RankMetric):
+    """Precision at rank ``R``, the case's number of relevant units (trec_eval ``Rprec``)."""
+
+    options_model = RPrecisionOptions
+    metric_name = "r_precision"
+
+    def _depth(self, grades: dict[str, float]) -> int:
+        return sum(1 for grade in grades.values() if self._is_relevant(grade))
 
 
 @evaluator("ndcg")
 class Ndcg(_RankMetric):
-    """nDCG@k with linear gain (the grade) and log2(rank + 1) discount, as trec_eval."""
+    """nDCG@k with log2(rank + 1) discount; linear gain (the grade), as trec_eval,
+    or exponential (``2**grade - 1``)."""
 
+    options_model = NdcgOptions
     metric_name = "ndcg"
-    kernel = staticmethod(metrics.ndcg_at_k)

@@ -116,6 +116,11 @@ def parent_settings(manifest: dict[str, Any]) -> dict[str, Any]:
 def check_request(parent: dict[str, Any], intervention: str, top_k: int | None, reranker: str | None) -> None:
     """Refuse an impossible request before anything runs or is written."""
     system = parent["manifest"]["system"]
+    if system["kind"] == "recorded":
+        raise UsageError(
+            f"run {parent['manifest']['run_id']} evaluated recorded data: no system ran, so there is "
+            "nothing to re-execute under an intervention"
+        )
     if system["kind"] != "rag":
         raise UsageError("diagnosis re-executes retrieval and generation: it needs a @rag_system run")
     if intervention == "top-k":

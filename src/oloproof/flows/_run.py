@@ -90,7 +90,7 @@ def _submit_batch(
 ) -> tuple[list[PrefectFuture[Any]], PrefectFuture[Any]]:
     todo = Batch(batch.index, tuple(c for c in batch.case_ids if c not in cached))
     retrieved = assembled = generated = None
-    if todo.case_ids:
+    if todo.case_ids and env.system.config.kind != "recorded":  # recorded rows run nothing
         if env.system.config.kind == "rag":
             retrieved = tasks["retrieve"].submit(_quote(env), todo)
             assembled = tasks["assemble"].submit(_quote(env), todo, _opaque(retrieved))
@@ -133,6 +133,12 @@ def _raise_first_failure(env: RunEnvironment, futures: list[PrefectFuture[Any]])
             future.result()
 
 
+def _metric_of(evaluator: Any, criterion: str) -> str | None:
+    if len(evaluator.outputs()) == 1:
+        return None
+    return criterion.removeprefix(f"{evaluator.criterion}.")
+
+
 def _manifest(env: RunEnvironment, summary: dict[str, Any], started: datetime) -> RunManifest:
     ctx, config = env.request, env.project.config
     return RunManifest(
@@ -148,10 +154,12 @@ def _manifest(env: RunEnvironment, summary: dict[str, Any], started: datetime) -
         dataset=env.dataset.url,
         dataset_sha256=env.dataset.sha256,
         case_count=len(env.cases),
+        rows_named_by_line=env.dataset.named_by_line,
         evaluators=[
-            EvaluatorEntry(criterion=e.criterion, kind=e.kind, llm_judge=e.is_llm_judge,
-                           spec=e.spec(), spec_hash=e.spec_hash)
+            EvaluatorEntry(criterion=o.criterion, metric=_metric_of(e, o.criterion), kind=o.metric_kind,
+                           llm_judge=e.is_llm_judge, spec=e.spec(), spec_hash=e.spec_hash)
             for e in env.evaluators
+            for o in e.outputs()
         ],
         slices=list(config.slices),
         min_slice_support=config.min_slice_support,

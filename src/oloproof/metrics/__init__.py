@@ -4,14 +4,32 @@
 * :func:`relevance_gains` turns a ranking of unit ids and graded judgements into
   ``(gains, ideal)`` arrays.
 * :func:`hit_rate_at_k`, :func:`recall_at_k`, :func:`precision_at_k`,
-  :func:`reciprocal_rank_at_k` and :func:`ndcg_at_k` follow trec_eval
-  (nDCG with linear gain, as ``ndcg_cut_k``).
+  :func:`reciprocal_rank_at_k`, :func:`average_precision_at_k`,
+  :func:`r_precision` and :func:`ndcg_at_k` follow trec_eval (binary metrics at
+  trec_eval's ``relevance_level``; nDCG with linear gain, as ``ndcg_cut_k``, or
+  exponential gain on request).
+* :func:`gain_batch` / :func:`stack_gains` build a :class:`GainBatch` of many
+  queries, and the ``*_batch`` kernels compute a metric for all of them at once,
+  with the per-query kernels' values bit for bit.
 * :func:`document_retrieval` is the Azure AI evaluation SDK's composite
   (nDCG with exponential gain, xDCG, fidelity, top relevance, holes).
 
 The evaluators wrap these kernels; nothing here knows about cases or runs.
 """
 
+from oloproof.metrics._batch import (
+    GainBatch,
+    average_precision_at_k_batch,
+    gain_batch,
+    hit_rate_at_k_batch,
+    ndcg_at_k_batch,
+    precision_at_k_batch,
+    r_precision_batch,
+    ranked_metric_batch,
+    recall_at_k_batch,
+    reciprocal_rank_at_k_batch,
+    stack_gains,
+)
 from oloproof.metrics._composite import (
     DOCUMENT_RETRIEVAL_LOWER_IS_BETTER,
     DOCUMENT_RETRIEVAL_THRESHOLDS,
@@ -22,10 +40,12 @@ from oloproof.metrics._composite import (
     document_retrieval_thresholds,
 )
 from oloproof.metrics._kernels import (
+    average_precision_at_k,
     dcg_at_k,
     hit_rate_at_k,
     ndcg_at_k,
     precision_at_k,
+    r_precision,
     ranked_metric,
     recall_at_k,
     reciprocal_rank_at_k,
@@ -43,22 +63,35 @@ __all__ = [
     "CUTOFF_METRICS",
     "DOCUMENT_RETRIEVAL_LOWER_IS_BETTER",
     "DOCUMENT_RETRIEVAL_THRESHOLDS",
+    "GainBatch",
     "METRIC_NAMES",
     "MetricSpec",
     "PLAIN_METRICS",
     "XDCG_DISCOUNT",
     "XDCG_SCALE",
+    "average_precision_at_k",
+    "average_precision_at_k_batch",
     "best_relevant_position",
     "dcg_at_k",
     "document_retrieval",
     "document_retrieval_key",
     "document_retrieval_thresholds",
+    "gain_batch",
     "hit_rate_at_k",
+    "hit_rate_at_k_batch",
     "ndcg_at_k",
+    "ndcg_at_k_batch",
     "parse_metric",
     "precision_at_k",
+    "precision_at_k_batch",
+    "r_precision",
+    "r_precision_batch",
     "ranked_metric",
+    "ranked_metric_batch",
     "recall_at_k",
+    "recall_at_k_batch",
     "reciprocal_rank_at_k",
+    "reciprocal_rank_at_k_batch",
     "relevance_gains",
+    "stack_gains",
 ]

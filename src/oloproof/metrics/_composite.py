@@ -23,16 +23,28 @@ document has a non-zero label gives 0 for every metric except the two hole count
 Pass/fail thresholds belong to the evaluator layer; the SDK's defaults are in
 :data:`DOCUMENT_RETRIEVAL_THRESHOLDS`.
 
+:func:`rank_documents` turns the SDK's two lists of ``(document id, label)`` and
+``(document id, score)`` into the label arrays :func:`document_retrieval` takes:
+by descending score, ties in input order, each document once.
+
 Deliberate differences from the SDK: the cutoff ``k`` is a parameter (the SDK
 fixes 3); fidelity weighs each label by its numeric value (the SDK orders its label
-counts as strings, which misweighs label ranges reaching 10); negative label
-minimums are refused (they would make the nDCG gains negative); retrieved labels
-that the ground truth does not hold are refused rather than scored.
+counts as strings, which misweighs every label once the range reaches 10); negative
+label minimums are refused (they make the nDCG gains negative, can zero the ideal
+DCG, and a hole, scored 0, would then count as relevant); labels above
+:data:`MAX_LABEL` are refused (``2**(l + 1)`` would overflow); a document listed
+twice counts once, at its best rank and with its highest label (the SDK keeps its
+last score and last label but counts every entry in the totals and in
+``holes_ratio``); retrieved labels that the ground truth does not hold are refused
+rather than scored. Labels and scores must be numbers: booleans and strings are
+refused, never converted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 
 import numpy as np
@@ -45,17 +57,23 @@ from oloproof.metrics._spec import MetricSpec
 __all__ = [
     "DOCUMENT_RETRIEVAL_LOWER_IS_BETTER",
     "DOCUMENT_RETRIEVAL_THRESHOLDS",
+    "MAX_LABEL",
     "XDCG_DISCOUNT",
     "XDCG_SCALE",
+    "RankedDocuments",
     "document_retrieval",
     "document_retrieval_key",
     "document_retrieval_thresholds",
+    "rank_documents",
 ]
 
 #: Per-rank discount factor of xDCG.
 XDCG_DISCOUNT = 0.6
 #: Scale of xDCG: a label ``l`` at every rank gives ``25 * l``.
 XDCG_SCALE = 25.0
+#: The highest ``ground_truth_label_max``: fidelity weighs a label ``l`` by
+#: ``2**(l + 1) - 1``, and sums of 10,000 such weights must stay finite.
+MAX_LABEL = 100
 
 #: The SDK's default pass thresholds, keyed by its output names at ``k = 3``.
 #: A metric passes when it is ``>=`` its threshold, except those in
@@ -128,10 +146,30 @@ def document_retrieval_key(spec: MetricSpec) -> str:
     raise ConfigError(f"metric {str(spec)!r} is not part of document_retrieval", field="name")
 
 
+def _number_vector(values: ArrayLike, what: str) -> NDArray[np.float64]:
+    # np.asarray would turn "2" and True into 2.0 and 1.0: a label or score that is
+    # not a number is an error in the data, never converted.
+    raw = np.asarray(values, dtype=object if isinstance(values, list | tuple) else None)
+    if raw.dtype.kind in "bUSV" or (
+        raw.dtype.kind == "O"
+        and any(
+            isinstance(item, bool | np.bool_) or not isinstance(item, int | float | np.integer | np.floating)
+            for item in raw.ravel().tolist()
+        )
+    ):
+        raise StatsError(f"{what} must hold numbers only (not booleans or strings)")
+    if raw.dtype.kind == "O":
+        try:
+            raw = raw.astype(np.float64)
+        except OverflowError:
+            raise StatsError(f"{what} holds a number too large for a float") from None
+    return float_vector(raw, what)
+
+
 def _labels(
     values: ArrayLike, what: str, low: int, high: int, *, holes: bool
 ) -> NDArray[np.float64]:
-    array = float_vector(values, what)
+    array = _number_vector(values, what)
     judged = array[~np.isnan(array)] if holes else array
     if not np.all(np.isfinite(judged)):
         raise StatsError(f"{what} must be finite" + (" (NaN marks a hole)" if holes else ""))
@@ -165,8 +203,8 @@ def document_retrieval(
 ) -> dict[str, float]:
     """Compute the ``document_retrieval`` composite for one query.
 
-    Formulas are in the module docstring. Each retrieved document must appear once;
-    collapse duplicates before calling (the SDK keeps one entry per document id).
+    Formulas are in the module docstring. Each retrieved document must appear once:
+    :func:`rank_documents` makes the arrays from lists of documents.
 
     Args:
         retrieved_labels: The ground-truth label of each retrieved document, NaN for
@@ -177,7 +215,8 @@ def document_retrieval(
             is by descending score, ties kept in input order (as the SDK does).
         k: Rank cutoff for nDCG, xDCG and max relevance (the SDK uses 3).
         ground_truth_label_min: The lowest label, meaning "irrelevant"; an int >= 0.
-        ground_truth_label_max: The highest label; an int above the minimum.
+        ground_truth_label_max: The highest label; an int above the minimum and at
+            most :data:`MAX_LABEL`.
 
     Returns:
         ``ndcg@k``, ``xdcg@k``, ``fidelity``, ``top1_relevance``,
@@ -188,8 +227,9 @@ def document_retrieval(
     Raises:
         ConfigError: If ``k`` or the label range is invalid.
         StatsError: If there is no ground truth, a label is not an integer inside
-            the range, the retrieved labels are not drawn from the ground truth, or
-            ``scores`` does not match ``retrieved_labels``.
+            the range, a label or score is a boolean or a string, the retrieved
+            labels are not drawn from the ground truth, or ``scores`` does not match
+            ``retrieved_labels``.
     """
     k = _check_k(k)
     low, high = ground_truth_label_min, ground_truth_label_max
@@ -204,6 +244,10 @@ def document_retrieval(
         raise ConfigError(
             f"ground_truth_label_max ({high}) must be greater than ground_truth_label_min ({low})",
             field="ground_truth_label_max",
+        )
+    if high > MAX_LABEL:
+        raise ConfigError(
+            f"ground_truth_label_max must be at most {MAX_LABEL}, got {high}", field="ground_truth_label_max"
         )
     truth = _labels(ground_truth_labels, "ground_truth_labels", low, high, holes=False)
     if truth.size == 0:
@@ -222,10 +266,7 @@ def document_retrieval(
                 f"{available.get(value, 0)}: retrieved labels must come from the ground truth"
             )
     if scores is not None:
-        try:
-            score_array = np.asarray(scores, dtype=np.float64)
-        except (TypeError, ValueError) as error:
-            raise StatsError(f"scores must be an array of numbers: {error}") from None
+        score_array = _number_vector(scores, "scores")
         if score_array.shape != retrieved.shape:
             raise StatsError(
                 f"scores has shape {score_array.shape} but retrieved_labels {retrieved.shape}"
@@ -264,3 +305,74 @@ def document_retrieval(
     result["top1_relevance"] = float(labels[0])
     result[keys["top3_max_relevance"]] = float(top.max())
     return result
+
+
+@dataclass(frozen=True)
+class RankedDocuments:
+    """A ranking and its ground truth, each document once, as :func:`document_retrieval` takes them."""
+
+    ids: tuple[Hashable, ...]
+    """The retrieved document ids, best first."""
+    labels: NDArray[np.float64]
+    """The label of each of them, NaN for a hole (a document without a label)."""
+    truth: NDArray[np.float64]
+    """The label of every judged document."""
+
+
+def _is_integer(value: object) -> bool:
+    # Beyond 2**53 a label would not survive the float arrays the metrics use.
+    return (
+        isinstance(value, int | np.integer)
+        and not isinstance(value, bool | np.bool_)
+        and abs(int(value)) <= 2**53
+    )
+
+
+def _is_score(value: object) -> bool:
+    return (
+        isinstance(value, int | float | np.integer | np.floating)
+        and not isinstance(value, bool | np.bool_)
+        and math.isfinite(value)
+    )
+
+
+def rank_documents(
+    ground_truth: Iterable[tuple[Hashable, int]], retrieved: Iterable[tuple[Hashable, float]]
+) -> RankedDocuments:
+    """Rank retrieved documents by score and look up their labels.
+
+    The ranking is by descending score, ties kept in input order (as the SDK sorts).
+    A document listed twice counts once: in the ground truth with its highest
+    label, in the ranking at its best rank (its highest score; of equal ones, the
+    first). So a hole listed twice is one hole.
+
+    Args:
+        ground_truth: ``(document id, label)`` pairs; labels are integers.
+        retrieved: ``(document id, score)`` pairs; scores are finite numbers.
+
+    Returns:
+        The ranked ids, their labels and the ground-truth labels.
+
+    Raises:
+        StatsError: If a label is not an integer of at most ``2**53`` (booleans and
+            integral floats such as ``2.0`` are not integers) or a score is not a
+            finite number (booleans are not numbers).
+    """
+    labels: dict[Hashable, int] = {}
+    for doc, label in ground_truth:
+        if not _is_integer(label):
+            raise StatsError(f"the label of document {doc!r} must be an integer of at most 2**53, got {label!r}")
+        labels[doc] = max(labels[doc], int(label)) if doc in labels else int(label)
+    pairs = list(retrieved)
+    for doc, score in pairs:
+        if not _is_score(score):
+            raise StatsError(f"the score of document {doc!r} must be a finite number, got {score!r}")
+    # Python's sort compares ints and floats exactly (a float64 array would tie
+    # integers beyond 2**53) and is stable, also with reverse=True.
+    order = sorted(range(len(pairs)), key=lambda index: pairs[index][1], reverse=True)
+    ranked = tuple(dict.fromkeys(pairs[index][0] for index in order))
+    return RankedDocuments(
+        ids=ranked,
+        labels=np.array([labels.get(doc, np.nan) for doc in ranked], dtype=np.float64),
+        truth=np.array(list(labels.values()), dtype=np.float64),
+    )

@@ -2,8 +2,12 @@
 
 A metric is written either as ``name@k`` (``ndcg@10``) or in the criterion form
 ``name_at_k`` (``ndcg_at_10``); metrics without a cutoff are written as their bare
-name (``fidelity``). Parsing ignores surrounding whitespace and letter case. The
-SDK output name ``top{k}_max_relevance`` is accepted as ``max_relevance@k``.
+name (``fidelity``, ``r_precision``). Parsing ignores surrounding whitespace and
+letter case. The SDK output name ``top{k}_max_relevance`` is accepted as
+``max_relevance@k``.
+
+``r_precision`` takes no cutoff: trec_eval's ``Rprec`` cuts each query at its own
+number of relevant units ``R``, so a fixed ``k`` would make it another metric.
 """
 
 from __future__ import annotations
@@ -23,10 +27,13 @@ __all__ = [
 
 #: Metrics that need a cutoff ``k``.
 CUTOFF_METRICS: frozenset[str] = frozenset(
-    {"hit_rate", "recall", "precision", "mrr", "ndcg", "xdcg", "max_relevance"}
+    {"hit_rate", "recall", "precision", "mrr", "map", "ndcg", "xdcg", "max_relevance"}
 )
-#: Metrics of the ``document_retrieval`` composite that take no cutoff.
-PLAIN_METRICS: frozenset[str] = frozenset({"fidelity", "holes", "holes_ratio", "top1_relevance"})
+#: Metrics that take no cutoff: R-precision (cut at each query's own ``R``) and
+#: those of the ``document_retrieval`` composite.
+PLAIN_METRICS: frozenset[str] = frozenset(
+    {"r_precision", "fidelity", "holes", "holes_ratio", "top1_relevance"}
+)
 #: Every metric name :func:`parse_metric` knows.
 METRIC_NAMES: frozenset[str] = CUTOFF_METRICS | PLAIN_METRICS
 

@@ -7,7 +7,7 @@ ladder and the `RetryPolicy`, returning a `JudgeCall`.
 """
 
 from oloproof.providers._calls import JudgeCall, JudgeRequest
-from oloproof.providers._config import Prices, ProviderConfig, parse_providers
+from oloproof.providers._config import Prices, ProviderConfig, parse_providers, providers_from_environment
 from oloproof.providers._pool import ProviderPool
 from oloproof.providers._retry import RetryPolicy
 
@@ -19,4 +19,5 @@ __all__ = [
     "ProviderPool",
     "RetryPolicy",
     "parse_providers",
+    "providers_from_environment",
 ]

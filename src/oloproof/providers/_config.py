@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from oloproof._exceptions import ProviderConfigError
 
-__all__ = ["DEFAULT_URLS", "Prices", "ProviderConfig", "parse_providers"]
+__all__ = ["DEFAULT_URLS", "Prices", "ProviderConfig", "parse_providers", "providers_from_environment"]
 
 DEFAULT_URLS = {
     "openai": "https://api.openai.com/v1",
@@ -115,6 +115,10 @@ class ProviderConfig(BaseModel):
     rate_window_s: float = Field(default=60.0, gt=0, allow_inf_nan=False)
     """The length of the window ``rpm`` and ``tpm`` count over; for tests and unusual
     providers."""
+
+    deployments: tuple[str, ...] = ()
+    """Model deployment names that select this provider in ``testing_criteria``
+    (``initialization_parameters.deployment_name``); each is also the model called."""
 
     @field_validator(
         "max_concurrency", "rpm", "tpm", "timeout_s", "max_retries", "rate_window_s", mode="before"
@@ -245,3 +249,32 @@ def _describe(error: Any) -> str:
     if kind == "extra_forbidden":
         return "unknown field"
     return str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+
+
+def providers_from_environment(environ: Mapping[str, str]) -> dict[str, ProviderConfig]:
+    """The providers the SDKs' own variables describe, for runs without ``oloproof.yaml``.
+
+    ``AZURE_OPENAI_ENDPOINT`` (with ``AZURE_OPENAI_API_KEY`` and
+    ``OPENAI_API_VERSION``) gives ``azure_openai``; ``OPENAI_BASE_URL`` or
+    ``OPENAI_API_KEY`` gives ``openai``; ``ANTHROPIC_API_KEY`` gives ``anthropic``.
+    Only variable *names* are kept for keys: the values are read when a call needs them.
+
+    Raises:
+        ProviderConfigError: A variable holds an invalid value (a URL without a host).
+    """
+    entries: dict[str, dict[str, Any]] = {}
+    if environ.get("AZURE_OPENAI_ENDPOINT"):
+        entries["azure_openai"] = {
+            "type": "azure_openai", "endpoint": environ["AZURE_OPENAI_ENDPOINT"],
+            "api_version": environ.get("OPENAI_API_VERSION", "2024-10-21"), "api_key_env": "AZURE_OPENAI_API_KEY",
+        }  # fmt: skip
+    if environ.get("OPENAI_BASE_URL") or environ.get("OPENAI_API_KEY"):
+        entry: dict[str, Any] = {"type": "openai"}
+        if environ.get("OPENAI_BASE_URL"):
+            entry["base_url"] = environ["OPENAI_BASE_URL"]
+        if environ.get("OPENAI_API_KEY"):
+            entry["api_key_env"] = "OPENAI_API_KEY"
+        entries["openai"] = entry
+    if environ.get("ANTHROPIC_API_KEY"):
+        entries["anthropic"] = {"type": "anthropic", "api_key_env": "ANTHROPIC_API_KEY"}
+    return parse_providers(entries)

@@ -73,10 +73,14 @@ class JudgeUsage(Record):
 
 
 class EvaluatorEntry(Record):
-    """One evaluator the run judged with."""
+    """One criterion the run judged: an evaluator's output (one entry per output)."""
 
     criterion: str
     """The criterion (metric name) it reports."""
+
+    metric: str | None = None
+    """For an evaluator with several outputs, this output's metric (``ndcg@3``);
+    ``None`` when the evaluator has one output."""
 
     kind: Literal["proportion", "mean", "count"]
     """``proportion`` for pass/fail criteria, ``mean`` for scores in [0, 1], ``count`` for counts."""
@@ -165,6 +169,9 @@ class RunManifest(Record):
 
     case_count: int
     """How many cases the run evaluated."""
+
+    rows_named_by_line: int = 0
+    """Recorded rows without an ``id``, named ``line-<n>`` by their line."""
 
     evaluators: list[EvaluatorEntry]
     """The evaluators, in report order."""

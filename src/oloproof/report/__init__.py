@@ -1,6 +1,7 @@
 """Reports: per-case facts, metric summaries and their text rendering."""
 
 from oloproof.report._cases import render_run_cases
+from oloproof.report._catalogue import catalogue_results
 from oloproof.report._facts import best_relevant_position, case_facts, slice_value
 from oloproof.report._render import (
     basis_text,
@@ -19,6 +20,7 @@ __all__ = [
     "basis_text",
     "best_relevant_position",
     "cache_lines",
+    "catalogue_results",
     "case_facts",
     "estimate_text",
     "interval_text",

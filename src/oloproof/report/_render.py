@@ -113,6 +113,16 @@ def cache_lines(cache: dict[str, dict[str, int]]) -> list[str]:
     ]
 
 
+def recorded_lines(report: dict[str, Any]) -> list[str]:
+    """What a run of recorded data evaluated (nothing was executed), and how rows were named."""
+    lines = [f"Recorded data: {report['case_count']} rows of {report['dataset']} (evaluated as recorded)"]
+    unnamed = report.get("rows_named_by_line") or 0
+    if unnamed:
+        lines.append(f"ids: {unnamed} rows without an id are named by their line (line-<n>); "
+                     "give rows an id to keep them paired when lines move")  # fmt: skip
+    return lines
+
+
 def render_slices(metrics: list[dict[str, Any]], min_support: int) -> list[str]:
     """Per-slice rows (exploratory: many comparisons, no multiplicity control)."""
     rows = [row for row in metrics if row["slice"] is not None]
@@ -145,7 +155,10 @@ def render_run(report: dict[str, Any]) -> list[str]:
         ["Metric", "Estimate", f"{confidence}% interval", "Basis"],
         [[row["criterion"], estimate_text(row), interval_text(row), basis_text(row)] for row in overall],
     )
-    lines += cache_lines(report["cache"])
+    if report.get("system", {}).get("kind") == "recorded":
+        lines += recorded_lines(report)
+    else:
+        lines += cache_lines(report["cache"])
     lines += judges_line(report.get("judges") or [])
     lines += render_slices(report["metrics"], report["min_slice_support"])
     return lines

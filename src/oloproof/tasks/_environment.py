@@ -23,10 +23,11 @@ from oloproof._secrets import public_settings
 from oloproof._system._resolve import SystemHandle, import_callable, resolve_system
 from oloproof.config import Project, load_project
 from oloproof.dataset import Case, Dataset, load_cases
-from oloproof.evaluators import Evaluator, JudgeContext, build_evaluators
+from oloproof.evaluators import Evaluator, JudgeContext
 from oloproof.providers import ProviderPool
 from oloproof.store import ResultsStore
 from oloproof.tasks._executor import StageExecutor
+from oloproof.tasks._inputs import build_project_evaluators, check_inputs
 from oloproof.tasks._replay import load_recorded_retrievals
 
 __all__ = ["ProgressHook", "RunEnvironment", "RunRequest", "prepare_environment"]
@@ -129,12 +130,11 @@ def prepare_environment(request: RunRequest, *, on_progress: ProgressHook | None
     """Validate everything a run needs; raises before anything is written."""
     project = load_project(request.project, request.settings, results=request.results)
     system = resolve_system(project)
-    evaluators = build_evaluators(
-        project.config.evaluators, rag=system.config.kind == "rag", error=project.error,
-        providers=project.config.providers, directory=project.directory,
-    )
+    evaluators, locate = build_project_evaluators(project, system)
+    dataset = load_cases(project.dataset_url, project.config.storage_options,
+                         recorded=system.config.kind == "recorded")  # fmt: skip
+    check_inputs(evaluators, dataset, locate)
     judges = _judge_context(project, evaluators)
-    dataset = load_cases(project.dataset_url, project.config.storage_options)
     store = ResultsStore(project.results_url, project.config.storage_options)
     cases = {case.id: case for case in dataset.cases}
     if request.case_ids is not None:

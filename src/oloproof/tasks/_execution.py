@@ -22,6 +22,8 @@ __all__ = ["lookup_executions", "record_executions"]
 def _uses_execution_cache(env: RunEnvironment) -> bool:
     # Diagnosis variants change what a stage sees without changing the system.
     ctx = env.request
+    if env.system.config.kind == "recorded":  # nothing executes, so nothing is cached
+        return False
     return ctx.context_source == "assembled" and ctx.replay_from is None and not ctx.bypass_generation_cache
 
 

@@ -4,6 +4,11 @@ A judgment's identity is the evaluator's identity (its spec less the options tha
 only turn scores into verdicts) plus exactly the fields it read, so an unchanged
 output is never judged twice and a changed threshold re-derives verdicts from the
 cached scores. A judge's error is recorded for the run and never cached.
+
+An evaluator overriding ``judge_many(fields_list, ctx)`` (the rank metrics)
+judges the cases of a batch that miss the cache in one call of its batch kernels
+instead of one call each; the cache, the identities and each case's outcome are
+those of judging case by case.
 """
 
 from __future__ import annotations
@@ -46,6 +51,9 @@ def case_view(env: RunEnvironment, result: CaseResult) -> CaseView:
         output=result.output,
         context=result.context,
         candidates=result.candidates,
+        # Dumping a case is only worth it when a data_mapping reads the row.
+        item=env.dataset.item(case) if env.dataset.recorded or any(e.mapping for e in env.evaluators) else None,
+        recorded=env.dataset.recorded,
     )
 
 
@@ -55,6 +63,7 @@ def _plan(
     items: list[WorkItem] = []
     fixed: dict[str, list[JudgmentRow]] = {}
     by_slot: dict[str, Evaluator] = {}
+    batched = {id(e): _Batched(e, env.judges) for e in env.evaluators if _judges_many(e)}
     for case_id, result in results.items():
         view = case_view(env, result) if result.ok else None
         for evaluator in env.evaluators:
@@ -69,18 +78,81 @@ def _plan(
                 fixed[slot] = _rows(env, evaluator, case_id, status="excluded", outcome="skipped",
                                     reason=fields.reason)  # fmt: skip
                 continue
+            group = batched.get(id(evaluator))
+            call, args = (group.judge, (group.add(fields),)) if group else (evaluator.judge, (fields, env.judges))
             items.append(
                 WorkItem(
                     case_id=slot,
                     key=judgment_key(evaluator.identity(), fields),
-                    call=evaluator.judge,
-                    args=(fields, env.judges),
+                    call=call,
+                    args=args,
                     finish=partial(_verdict_record, evaluator),
                     inline=not evaluator.is_async and not evaluator.is_llm_judge,
                     limited=not evaluator.is_llm_judge,
                 )
             )
     return items, fixed, by_slot
+
+
+def _judges_many(evaluator: Evaluator) -> bool:
+    # Only synchronous, deterministic judges run inline, one after another in the
+    # batch's thread, which is what lets one call serve the cases after it.
+    return evaluator.judges_many and not (evaluator.is_async or evaluator.is_llm_judge)
+
+
+class _Batched:
+    """The cases one evaluator judges in a batch, judged together when first asked.
+
+    The engine calls `judge` only for the cases that miss the cache, in plan order,
+    so the first call judges that case and every later one at once (the cached
+    ones among them add a little to that one call, never a call of their own). A
+    case asked out of order is judged then, with the cases after it.
+    """
+
+    def __init__(self, evaluator: Evaluator, ctx: Any) -> None:
+        self.evaluator = evaluator
+        self.ctx = ctx
+        self.fields: list[dict[str, Any]] = []
+        self.done: dict[int, Verdict | BaseException] = {}
+        self.judged: set[int] = set()
+
+    def add(self, fields: dict[str, Any]) -> int:
+        """Register one case's fields; returns the index `judge` takes."""
+        self.fields.append(fields)
+        return len(self.fields) - 1
+
+    def judge(self, index: int) -> Any:
+        """The verdict of case ``index``, as ``evaluator.judge`` gives it (or raises)."""
+        if index not in self.done:
+            self._judge_from(index)
+        value = self.done.pop(index)
+        if isinstance(value, BaseException):
+            raise value
+        return value
+
+    def _judge_from(self, start: int) -> None:
+        indices = [start, *(i for i in range(start + 1, len(self.fields)) if i not in self.judged)]
+        self.judged.update(indices)
+        try:
+            verdicts = self.evaluator.judge_many([self.fields[i] for i in indices], self.ctx) or []
+            if len(verdicts) != len(indices):
+                raise SystemContractError(
+                    f"evaluator {self.evaluator.type_name}.judge_many returned {len(verdicts)} "
+                    f"verdicts for {len(indices)} cases",
+                    field="judge",
+                )
+        except SystemContractError:
+            raise
+        except Exception:
+            # A failure of the whole batch is some case's own: judging case by case
+            # gives each its verdict or its error, as without batching.
+            for i in indices:
+                try:
+                    self.done[i] = self.evaluator.judge(self.fields[i], self.ctx)  # type: ignore[assignment]
+                except Exception as error:
+                    self.done[i] = error
+            return
+        self.done.update(zip(indices, verdicts, strict=True))
 
 
 def _verdict_record(evaluator: Evaluator, value: Any) -> dict[str, Any]:
