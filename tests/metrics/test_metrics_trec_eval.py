@@ -21,27 +21,26 @@ TOLERANCE = 1e-6
 N_QUERIES = 200
 
 
-def _random_collection(seed: int) -> tuple[dict, dict]:
-    """Graded qrels (0..3, with judged non-relevant 0s) and runs of depth <= 20.
+def random_collection(seed: int, *, queries: int = N_QUERIES, top_grade: int = 3, max_depth: int = 20,
+                      min_pool: int = 5) -> tuple[dict, dict]:
+    """Graded qrels (0..``top_grade``, with judged non-relevant 0s) and runs of depth
+    1..``max_depth``.
 
     Every query has at least one relevant document; many have relevant documents
     that the run never retrieves, and some retrieve no relevant document at all.
-    Scores strictly decrease down the run, so trec_eval's order is the run's order.
     """
     rng = np.random.default_rng(seed)
     qrels: dict[str, dict[str, int]] = {}
     runs: dict[str, list[str]] = {}
-    for q in range(N_QUERIES):
-        pool = [f"d{i}" for i in range(int(rng.integers(5, 40)))]
+    for q in range(queries):
+        pool = [f"d{i}" for i in range(int(rng.integers(min_pool, 40)))]
         judged = rng.choice(pool, size=int(rng.integers(1, len(pool) + 1)), replace=False)
-        grades = {str(doc): int(rng.integers(0, 4)) for doc in judged}
+        grades = {str(doc): int(rng.integers(0, top_grade + 1)) for doc in judged}
         if not any(g > 0 for g in grades.values()):
-            grades[str(judged[0])] = int(rng.integers(1, 4))
-        depth = int(rng.integers(1, 21))
+            grades[str(judged[0])] = int(rng.integers(1, top_grade + 1))
+        depth = int(rng.integers(1, max_depth + 1))
         if q % 10 == 0:
-            candidates = [doc for doc in pool if grades.get(doc, 0) == 0]
-            if not candidates:
-                candidates = [f"unjudged{i}" for i in range(depth)]
+            candidates = [doc for doc in pool if grades.get(doc, 0) == 0] or [f"unjudged{i}" for i in range(depth)]
             ranking = [str(d) for d in rng.permutation(candidates)[:depth]]
         else:
             ranking = [str(d) for d in rng.permutation(pool)[:depth]]
@@ -50,13 +49,14 @@ def _random_collection(seed: int) -> tuple[dict, dict]:
     return qrels, runs
 
 
-def _scored(ranking: list[str]) -> dict[str, float]:
+def scored(ranking: list[str]) -> dict[str, float]:
+    """A run as trec_eval reads it: strictly decreasing scores, so its order is the run's."""
     return {doc: float(len(ranking) - rank) for rank, doc in enumerate(ranking)}
 
 
 @pytest.fixture(scope="module")
 def collection() -> tuple[dict, dict]:
-    return _random_collection(20240611)
+    return random_collection(20240611)
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +66,7 @@ def trec(collection: tuple[dict, dict]) -> dict[str, dict[str, float]]:
     evaluator = pytrec_eval.RelevanceEvaluator(
         qrels, {f"ndcg_cut.{cut}", f"recall.{cut}", f"P.{cut}", f"success.{cut}"}
     )
-    return evaluator.evaluate({q: _scored(r) for q, r in runs.items()})
+    return evaluator.evaluate({q: scored(r) for q, r in runs.items()})
 
 
 def test_collection_covers_the_edge_cases(collection: tuple[dict, dict]) -> None:
@@ -106,7 +106,7 @@ def test_matches_trec_eval(collection, trec, kernel, measure: str, k: int) -> No
 def test_reciprocal_rank_matches_trec_eval_on_the_cut_run(collection, k: int) -> None:
     qrels, runs = collection
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"})
-    trec = evaluator.evaluate({q: _scored(r[:k]) for q, r in runs.items()})
+    trec = evaluator.evaluate({q: scored(r[:k]) for q, r in runs.items()})
     for q, ranking in runs.items():
         gains, ideal = relevance_gains(ranking, qrels[q])
         assert reciprocal_rank_at_k(gains, ideal, k) == pytest.approx(

@@ -31,6 +31,7 @@ from oloproof.metrics import (
 )
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
+from test_metrics_trec_eval import random_collection, scored  # noqa: E402
 
 CUTOFFS = (1, 3, 5, 10, 20)
 LEVELS = (1, 2, 3, 4)
@@ -38,40 +39,9 @@ TOLERANCE = 1e-12
 N_QUERIES = 300
 
 
-def _random_collection(seed: int) -> tuple[dict, dict]:
-    """Graded qrels (0..4) and runs of depth 1..25; every query has a grade >= 1.
-
-    Many queries have relevant documents the run never retrieves, some retrieve
-    none, runs are often shorter than R or than k.
-    """
-    rng = np.random.default_rng(seed)
-    qrels: dict[str, dict[str, int]] = {}
-    runs: dict[str, list[str]] = {}
-    for q in range(N_QUERIES):
-        pool = [f"d{i}" for i in range(int(rng.integers(3, 40)))]
-        judged = rng.choice(pool, size=int(rng.integers(1, len(pool) + 1)), replace=False)
-        grades = {str(doc): int(rng.integers(0, 5)) for doc in judged}
-        if not any(g > 0 for g in grades.values()):
-            grades[str(judged[0])] = int(rng.integers(1, 5))
-        depth = int(rng.integers(1, 26))
-        if q % 10 == 0:
-            candidates = [doc for doc in pool if grades.get(doc, 0) == 0] or [f"u{i}" for i in range(depth)]
-            ranking = [str(d) for d in rng.permutation(candidates)[:depth]]
-        else:
-            ranking = [str(d) for d in rng.permutation(pool)[:depth]]
-        qrels[f"q{q}"] = grades
-        runs[f"q{q}"] = ranking
-    return qrels, runs
-
-
-def _scored(ranking: list[str]) -> dict[str, float]:
-    # Strictly decreasing scores: trec_eval's order is the run's order.
-    return {doc: float(len(ranking) - rank) for rank, doc in enumerate(ranking)}
-
-
 @pytest.fixture(scope="module")
 def collection() -> tuple[dict, dict]:
-    return _random_collection(20240612)
+    return random_collection(20240612, queries=N_QUERIES, top_grade=4, max_depth=25, min_pool=3)
 
 
 @pytest.fixture(scope="module")
@@ -80,9 +50,9 @@ def trec(collection) -> dict[int, dict[str, dict[str, float]]]:
     qrels, runs = collection
     cut = ",".join(str(k) for k in CUTOFFS)
     measures = {f"P.{cut}", f"map_cut.{cut}", f"recall.{cut}", f"success.{cut}", "Rprec"}
-    scored = {q: _scored(r) for q, r in runs.items()}
+    run = {q: scored(r) for q, r in runs.items()}
     return {
-        level: pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level).evaluate(scored)
+        level: pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level).evaluate(run)
         for level in LEVELS
     }
 
@@ -132,7 +102,7 @@ def test_r_precision_matches_trec_eval_at_each_level(collection, trec, level) ->
 def test_reciprocal_rank_matches_trec_eval_on_the_cut_run_at_each_level(collection, level, k) -> None:
     qrels, runs = collection
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}, relevance_level=level)
-    trec = evaluator.evaluate({q: _scored(r[:k]) for q, r in runs.items()})
+    trec = evaluator.evaluate({q: scored(r[:k]) for q, r in runs.items()})
     for q, gains, ideal in _queries_at(collection, level):
         ours = reciprocal_rank_at_k(gains, ideal, k, relevance_level=level)
         assert ours == pytest.approx(trec[q]["recip_rank"], abs=TOLERANCE), (q, k, level)
@@ -150,10 +120,10 @@ def test_exponential_ndcg_is_trec_evals_ndcg_on_exponential_grades(collection, k
     qrels, runs = collection
     exponential_qrels = {q: {d: 2**g - 1 for d, g in grades.items()} for q, grades in qrels.items()}
     trec = pytrec_eval.RelevanceEvaluator(exponential_qrels, {f"ndcg_cut.{k}"}).evaluate(
-        {q: _scored(r) for q, r in runs.items()}
+        {q: scored(r) for q, r in runs.items()}
     )
     linear = pytrec_eval.RelevanceEvaluator(qrels, {f"ndcg_cut.{k}"}).evaluate(
-        {q: _scored(r) for q, r in runs.items()}
+        {q: scored(r) for q, r in runs.items()}
     )
     differing = 0
     for q, gains, ideal in _queries_at(collection, 1):
