@@ -13,6 +13,13 @@ from collections.abc import Iterator
 
 import pytest
 
+# The suite starts hundreds of Python processes (servers, command-line runs, Dask
+# workers), each importing Prefect. Where the environment forbids writing bytecode,
+# every one of them compiles those modules from source again (about 3 s each):
+# let them cache it, once, as Python does by default.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
+
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
