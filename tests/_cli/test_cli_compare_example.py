@@ -1,8 +1,9 @@
 """The walkthrough's "Running the experiment": compare the token-budget run with the baseline.
 
 The printed lines of ../shared/spec/walkthrough.md are the contract, except the
-interval's half-width: the page prints 33.6 points; what is required here is that
-13 agreeing pairs leave a wide interval, never a zero-width one.
+interval's half-width: the page prints 33.6 points on all five lines; what is
+required here is that 13 agreeing pairs leave a wide interval, never a zero-width
+one (22.9 points for the pass/fail metrics, the score interval's for ndcg_at_6).
 """
 
 from __future__ import annotations
@@ -65,16 +66,19 @@ def test_compare_prints_the_page(run_cli, runs):
     ), lines[0]
 
     metric_lines = lines[1:6]
-    widths = set()
+    widths = {}
     for criterion, line in zip(METRICS, metric_lines, strict=True):
         match = re.fullmatch(
             rf"{criterion}: \+0\.0 points \[-(\d+\.\d), \+(\d+\.\d)\] · 13 paired · 0 missing · 0 excluded", line
         )
         assert match, line
         assert match[1] == match[2]
-        widths.add(float(match[1]))
-    # Agreement on all 13 pairs is weak evidence: the interval stays wide.
-    assert len(widths) == 1 and 20.0 < widths.pop() < 40.0
+        widths[criterion] = float(match[1])
+    # Agreement on all 13 pairs is weak evidence: the interval stays wide. The
+    # pass/fail metrics get the paired pass/fail interval, +-z^2/(13 + z^2) =
+    # +-22.8 points rounded outward; ndcg_at_6 (a score) gets the score interval.
+    assert {widths[c] for c in METRICS if c != "ndcg_at_6"} == {22.9}
+    assert 20.0 < widths["ndcg_at_6"] < 40.0
     assert not any(line.startswith(METRICS) for line in lines[6:])
 
     probes = lines[6:-4]
@@ -160,3 +164,32 @@ def test_plan_needs_more_pairs_than_the_example_has(run_cli, runs):
     plans = json.loads(out)
     assert [p["rule"] for p in plans] == ["answers-not-worse", "citations-not-worse"]
     assert all(p["required_pairs"] > 13 and p["baseline_observed"] == 13 for p in plans)
+
+
+def test_plan_states_its_assumptions_and_measures_them_on_a_pilot(run_cli, runs):
+    where = ("--policy", runs["policy"], "--baseline", runs["baseline"], "--project", runs["dir"])
+    code, out, err = run_cli("plan", *where)
+    assert code == 0, err
+    answers = out.splitlines()[0]
+    assert "for 80% power with the gate's interval (Tango score interval (1998) for paired pass/fail)" in answers
+    assert "10.0% of cases discordant (assumed: pass --pilot RUN or --discordance" in answers
+    assert answers.endswith("and a baseline pass rate of 69.2% (13 observed)")
+
+    # The token-budget run as a pilot: none of its 13 pairs disagree, and at zero
+    # discordance the interval clears a margin m once n > z^2 (1 - m) / m.
+    code, out, err = run_cli("plan", *where, "--pilot", runs["candidate"], "--json")
+    assert code == 0, err
+    plans = json.loads(out)
+    assert [(p["discordance"], p["discordance_source"], p["pilot_pairs"], p["pilot_discordant"]) for p in plans] \
+        == [(0.0, "pilot", 13, 0)] * 2
+    assert [p["required_pairs"] for p in plans] == [73, 189]
+
+    code, out, err = run_cli("plan", *where, "--pilot", runs["candidate"], "--discordance", "0.2", "--power", "0.9")
+    assert code == 0, err
+    first = out.splitlines()[0]
+    assert "for 90% power" in first and "20.0% of cases discordant (--discordance)" in first
+    need = int(re.search(r"about (\d+) paired cases", first)[1])
+    assert 700 < need < 1000
+
+    code, out, err = run_cli("plan", *where, "--power", "80")
+    assert code == 2 and "--power" in err

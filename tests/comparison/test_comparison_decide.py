@@ -169,21 +169,22 @@ def test_a_metric_only_one_run_has_is_not_paired():
 
 
 def test_margins_are_points():
-    # 400 agreeing pairs: the interval is about +-1.25 points.
+    # 400 agreeing pass/fail pairs: the interval is +-z^2/(400 + z^2), +-0.95 points.
     candidate = make_run("run_c", {"answer_correct": [1.0, 0.0] * 200})
     baseline = make_run("run_b", {"answer_correct": [1.0, 0.0] * 200})
     record = decide(
         candidate, baseline,
         Rule(name="two", metric="answer_correct", kind="non-inferiority", margin=2),
-        Rule(name="one", metric="answer_correct", kind="non-inferiority", margin=1),
+        Rule(name="half", metric="answer_correct", kind="non-inferiority", margin=0.5),
         Rule(name="eq-two", metric="answer_correct", kind="equivalence", margin=2),
         Rule(name="sup-zero", metric="answer_correct", kind="superiority", margin=0),
     )
     metric = record["metrics"][0]
-    assert 1.0 < metric["high"] < 2.0 and metric["low"] == pytest.approx(-metric["high"])
+    assert 0.9 < metric["high"] < 1.0 and metric["low"] == pytest.approx(-metric["high"])
+    assert metric["method"] == stats.PAIRED_BINARY_METHOD
     assert {d["rule"]: (d["verdict"], d["reason"]) for d in record["decisions"]} == {
         "two": ("PASS", "interval_above_margin"),
-        "one": ("INSUFFICIENT_EVIDENCE", "interval_overlaps_margin"),
+        "half": ("INSUFFICIENT_EVIDENCE", "interval_overlaps_margin"),
         "eq-two": ("PASS", "interval_within_margin"),
         "sup-zero": ("INSUFFICIENT_EVIDENCE", "interval_overlaps_margin"),
     }

@@ -93,13 +93,23 @@ def test_line_values_are_candidate_minus_baseline_in_points():
     line = paired_line_values(pair_metric(candidate, baseline, "answer_correct"), 0.95)
     assert line["difference"] == pytest.approx(25.0)
     assert line["low"] < 25.0 < line["high"] <= 100.0
-    direct = stats.paired_difference_interval([1.0] * 20, [float(i < 15) for i in range(20)], 0.95)
+    # Pass/fail values: the paired pass/fail interval of the 2x2 counts (15 both, 5 candidate only).
+    direct = stats.paired_binary_interval(15, 5, 0, 0, 0.95)
     assert (line["low"], line["high"]) == pytest.approx((direct.low * 100, direct.high * 100))
-    assert line["method"] == stats.PAIRED_METHOD
+    assert line["method"] == stats.PAIRED_BINARY_METHOD
     # The opposite comparison mirrors it.
     mirror = paired_line_values(pair_metric(baseline, candidate, "answer_correct"), 0.95)
     assert mirror["difference"] == pytest.approx(-25.0)
     assert (mirror["low"], mirror["high"]) == pytest.approx((-line["high"], -line["low"]), abs=1e-5)
+
+
+def test_score_values_get_the_score_interval():
+    candidate = [row(f"c{i:02d}", value=0.5 + 0.025 * (i % 3)) for i in range(20)]
+    baseline = [row(f"c{i:02d}", value=0.5) for i in range(20)]
+    line = paired_line_values(pair_metric(candidate, baseline, "answer_correct"), 0.95)
+    direct = stats.paired_difference_interval([0.5 + 0.025 * (i % 3) for i in range(20)], [0.5] * 20, 0.95)
+    assert (line["low"], line["high"]) == pytest.approx((direct.low * 100, direct.high * 100))
+    assert line["method"] == stats.PAIRED_METHOD
 
 
 def test_line_values_are_deterministic():

@@ -2,7 +2,7 @@
 
 Covers ``summarize_criterion`` (pass/fail criteria as proportions with the
 Clopper–Pearson interval, binary scores read as proportions, other scores as means
-with the betting interval; missing and excluded rows counted, never observed; no
+with Gaffke's interval; missing and excluded rows counted, never observed; no
 estimate without an observed value; the confidence level carried through) and
 ``summarize_metrics`` (report order, slice rows sorted by value, cases outside a
 slice left out, slice values below ``min_slice_support`` listed but not scored,
@@ -109,23 +109,23 @@ def test_binary_scores_are_read_as_a_proportion():
     assert (summary["low"], summary["high"]) == (low, high)
 
 
-def test_graded_scores_are_a_mean_with_the_betting_interval():
+def test_graded_scores_are_a_mean_with_the_gaffke_interval():
     values = [0.2, 0.5, 0.8, 0.4]
     rows = [_row(f"c{i}", v, "ndcg_at_6") for i, v in enumerate(values)]
     summary = summarize_criterion(rows, kind="auto", confidence=0.95)
-    interval = stats.betting_mean_interval(values, 0.95, seed=0)
+    interval = stats.mean_interval(values, 0.95, seed=0)
     assert summary["kind"] == "mean"
     assert summary["successes"] is None
     assert summary["estimate"] == pytest.approx(0.475)
     assert (summary["low"], summary["high"], summary["method"]) == (interval.low, interval.high, interval.method)
-    assert summary["method"] == stats.BETTING_METHOD
+    assert summary["method"] == stats.MEAN_METHOD
 
 
 def test_mean_kind_keeps_binary_values_a_mean():
     rows = [_row(f"c{i}", v, "hit_rate_at_2") for i, v in enumerate([1.0, 0.0, 1.0, 1.0])]
     summary = summarize_criterion(rows, kind="mean", confidence=0.95)
     assert summary["kind"] == "mean" and summary["successes"] is None
-    assert summary["method"] == stats.BETTING_METHOD
+    assert summary["method"] == stats.MEAN_METHOD
 
 
 def test_a_lower_confidence_gives_a_narrower_interval():
@@ -267,7 +267,7 @@ def test_a_binary_slice_of_a_graded_score_stays_a_mean():
     binary = metrics[1]
     assert metrics[0]["kind"] == "mean"
     assert binary["slice_value"] == "binary"
-    assert (binary["kind"], binary["successes"], binary["method"]) == ("mean", None, stats.BETTING_METHOD)
+    assert (binary["kind"], binary["successes"], binary["method"]) == ("mean", None, stats.MEAN_METHOD)
     assert binary["estimate"] == 0.75
 
 

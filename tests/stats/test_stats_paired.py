@@ -10,7 +10,7 @@ import pytest
 from oloproof._exceptions import StatsError
 from oloproof.stats import (
     PAIRED_METHOD,
-    betting_mean_interval,
+    mean_interval,
     paired_difference_interval,
     paired_method_name,
 )
@@ -21,22 +21,38 @@ SMALL_NS = (5, 10, 13, 20, 40)
 def test_identical_pairs_are_not_proof_of_no_change() -> None:
     scores = [1, 1, 1, 1, 1, 1, 1, 1, 1, 0.63, 0.63, 0.5, 0.5]
     interval = paired_difference_interval(scores, scores)
-    assert interval.low == pytest.approx(-interval.high, abs=1e-6)
-    # 13 agreeing pairs still leave about +-31 points of doubt.
-    assert 0.25 < interval.high < 0.40
-    assert interval.width > 0.5
+    # 13 agreeing pairs leave +-24.7 points: a change touching 24.7% of the
+    # cases would go unseen in 13 pairs with probability 2.5%.
+    half = 1 - 0.025 ** (1 / 13)
+    assert interval.low == pytest.approx(-half, abs=1e-12)
+    assert interval.high == pytest.approx(half, abs=1e-12)
     assert interval.method == PAIRED_METHOD == paired_method_name()
+    # The price of what was not seen shrinks as 1/n, never to zero.
+    many = paired_difference_interval([0.5] * 1000, [0.5] * 1000)
+    assert many.high == pytest.approx(1 - 0.025 ** (1 / 1000), abs=1e-12)
+    assert 0.0 < many.high < 0.004
 
 
-def test_is_the_betting_interval_of_mapped_differences() -> None:
+def test_is_the_mean_interval_of_mapped_differences() -> None:
     rng = np.random.default_rng(8)
     baseline = rng.random(25)
     candidate = np.clip(baseline + rng.normal(0.05, 0.1, 25), 0, 1)
-    paired = paired_difference_interval(candidate, baseline, 0.9, seed=3, orderings=4)
-    unit = betting_mean_interval((candidate - baseline + 1) / 2, 0.9, seed=3, orderings=4)
+    paired = paired_difference_interval(candidate, baseline, 0.9, seed=3)
+    unit = mean_interval((candidate - baseline + 1) / 2, 0.9, seed=3)
     assert paired.low == pytest.approx(2 * unit.low - 1, abs=1e-12)
     assert paired.high == pytest.approx(2 * unit.high - 1, abs=1e-12)
     assert paired.confidence == 0.9
+
+
+def test_small_differences_are_resolved_at_large_n() -> None:
+    rng = np.random.default_rng(10)
+    baseline = rng.beta(4.0, 1.5, 1000)
+    candidate = np.clip(baseline + rng.normal(0.02, 0.1, 1000), 0, 1)
+    interval = paired_difference_interval(candidate, baseline)
+    differences = candidate - baseline
+    t_half = 1.962 * differences.std(ddof=1) / np.sqrt(1000)
+    assert interval.low > 0.0
+    assert interval.width < 2 * 1.3 * t_half
 
 
 def test_clear_improvement_excludes_zero() -> None:
@@ -90,9 +106,15 @@ def test_coverage_at_small_n(name: str) -> None:
     for index, n in enumerate(SMALL_NS):
         rng = np.random.default_rng(500 + index)
         hits = 0
-        for replication in range(REPLICATIONS):
+        # The interval is a function of the multiset of pairs: equal multisets
+        # (frequent for pass/fail pairs) are computed once.
+        cache: dict[bytes, bool] = {}
+        for _ in range(REPLICATIONS):
             candidate, baseline = sampler(rng, n)
-            interval = paired_difference_interval(candidate, baseline, seed=replication)
-            hits += interval.low <= difference <= interval.high
+            key = np.sort(candidate - baseline).tobytes()
+            if key not in cache:
+                interval = paired_difference_interval(candidate, baseline)
+                cache[key] = interval.low <= difference <= interval.high
+            hits += cache[key]
         coverage = hits / REPLICATIONS
         assert coverage >= floor, f"{name}, n={n}: coverage {coverage:.3f} < {floor:.3f}"

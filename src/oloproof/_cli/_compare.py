@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from oloproof._cli._common import emit, emit_json, quiet_prefect
 from oloproof._locate import locate_store
@@ -24,41 +25,118 @@ def compare_command(args: argparse.Namespace) -> int:
     return EXIT_BLOCK if record["gate"] == "BLOCK" else 0
 
 
-def plan_command(args: argparse.Namespace) -> int:
-    """How many paired cases each rule would need at the baseline's observed rates."""
+# The share of discordant cases `plan` assumes when neither a pilot run nor
+# --discordance says otherwise; printed with every figure it produced.
+DEFAULT_DISCORDANCE = 0.10
+
+
+def _plan_rule(rule: Any, policy: Any, baseline: dict[str, Any], pilot: dict[str, Any] | None,
+               args: argparse.Namespace) -> dict[str, Any]:
+    """One rule's plan: the pairs it needs and every assumption behind the figure."""
     from oloproof import stats
+    from oloproof._exceptions import StatsError
+    from oloproof.comparison import pair_metric
+
+    values = [float(r["value"]) for r in baseline["judgments"]
+              if r["criterion"] == rule.metric and r["status"] == "observed" and r["value"] is not None]
+    assumed = rule.plan_difference
+    if assumed is None:
+        assumed = rule.margin + 5.0 if rule.kind == "superiority" else 0.0
+    plan = {"rule": rule.name, "metric": rule.metric, "kind": rule.kind, "margin": rule.margin,
+            "assumed_difference": assumed, "baseline_observed": len(values),
+            "baseline_mean": sum(values) / len(values) if values else None, "power": args.power,
+            "pass_fail": None, "method": None, "discordance": None, "discordance_source": None,
+            "pilot_pairs": None, "pilot_discordant": None, "difference_sd": None, "required_pairs": None, "error": None}
+    if not values:
+        return plan
+    pairs = []
+    if pilot is not None:
+        pairs = pair_metric(pilot["judgments"], baseline["judgments"], rule.metric)["pairs"]
+        plan["pilot_pairs"] = len(pairs)
+    pilot_values = [a for _, a, _ in pairs]
+    pass_fail = stats.is_pass_fail(values) and (not pairs or stats.is_pass_fail(pilot_values))
+    plan["pass_fail"] = pass_fail
+    plan["method"] = stats.PAIRED_BINARY_METHOD if pass_fail else stats.PAIRED_METHOD
+    options = {"true_difference": assumed / 100, "margin": rule.margin / 100, "kind": rule.kind,
+               "confidence": policy.confidence, "power": args.power, "seed": args.seed}
+    try:
+        if args.discordance is not None:
+            plan["discordance"], plan["discordance_source"] = args.discordance, "given"
+        elif pairs and pass_fail:
+            _, better, worse, _ = stats.paired_counts(pilot_values, [b for _, _, b in pairs])
+            plan["discordance"], plan["discordance_source"] = (better + worse) / len(pairs), "pilot"
+            plan["pilot_discordant"] = better + worse
+        elif pairs:
+            differences = [a - b for _, a, b in pairs]
+            mean = sum(differences) / len(differences)
+            plan["difference_sd"] = (sum((d - mean) ** 2 for d in differences) / len(differences)) ** 0.5
+            plan["discordance_source"] = "pilot"
+            plan["required_pairs"] = stats.required_pairs(
+                [b for _, _, b in pairs], pilot_values=pilot_values, **options)
+            return plan
+        else:
+            plan["discordance"] = DEFAULT_DISCORDANCE
+            plan["discordance_source"] = "assumed" if pilot is None else "assumed_no_pilot_pairs"
+        if pass_fail and plan["discordance_source"] != "given" and plan["discordance"] < abs(assumed) / 100:
+            # A difference of d points needs at least d% of the cases to disagree.
+            plan["discordance"], plan["discordance_source"] = abs(assumed) / 100, "raised"
+        plan["required_pairs"] = stats.required_pairs(values, discordance=plan["discordance"], **options)
+    except StatsError as error:
+        plan["error"] = str(error)
+    return plan
+
+
+def _plan_line(plan: dict[str, Any]) -> str:
+    head = f"{plan['rule']}  {plan['metric']}  {plan['kind']}, margin {plan['margin']:.1f} points: "
+    if plan["baseline_observed"] == 0:
+        return head + "the baseline has no observed cases of this metric"
+    if plan["error"] is not None:
+        return head + f"cannot plan: {plan['error']}"
+    need = plan["required_pairs"]
+    amount = f"about {need} paired cases" if need is not None else "more than 20000 paired cases"
+    text = (f"{amount} for {plan['power']:.0%} power with the gate's interval ({plan['method']}), "
+            f"assuming a true difference of {plan['assumed_difference']:+.1f} points")
+    source = plan["discordance_source"]
+    if plan["discordance"] is not None:
+        share = f"{plan['discordance'] * 100:.1f}% of cases "
+        share += "discordant" if plan["pass_fail"] else "rescored (redrawn from the baseline's scores)"
+        share += {
+            "given": " (--discordance)",
+            "pilot": f" (measured: {plan['pilot_discordant']} of {plan['pilot_pairs']} pilot pairs disagree)",
+            "raised": " (the least that difference needs)",
+            "assumed": " (assumed: pass --pilot RUN or --discordance to measure or state it)",
+            "assumed_no_pilot_pairs": " (assumed: the pilot has no pairs of this metric)",
+        }[source]
+    else:
+        share = (f"the spread of the pilot's {plan['pilot_pairs']} paired differences "
+                 f"(SD {plan['difference_sd']:.3f})")
+    if plan["pass_fail"]:
+        base = f"a baseline pass rate of {plan['baseline_mean'] * 100:.1f}% ({plan['baseline_observed']} observed)"
+    else:
+        base = f"a baseline mean of {plan['baseline_mean']:.3f} ({plan['baseline_observed']} observed)"
+    return head + f"{text}, {share} and {base}"
+
+
+def plan_command(args: argparse.Namespace) -> int:
+    """How many paired cases each rule needs for a stated power, with the gate's interval."""
+    from oloproof._exceptions import UsageError
     from oloproof.comparison import load_policy
     from oloproof.tasks._records import read_run_records
 
+    if not 0.0 < args.power < 1.0:
+        raise UsageError(f"--power must be a probability in (0, 1), got {args.power}")
+    if args.discordance is not None and not 0.0 <= args.discordance <= 1.0:
+        raise UsageError(f"--discordance must be a fraction in [0, 1] (0.1, not 10), got {args.discordance}")
+    if args.pilot is not None and args.pilot == args.baseline:
+        raise UsageError(f"the pilot run must differ from the baseline run {args.baseline}")
     policy = load_policy(args.policy)
     store = locate_store(args.results, args.project)
     baseline = read_run_records(store, args.baseline)
-    plans = []
-    for rule in policy.rules:
-        values = [float(r["value"]) for r in baseline["judgments"]
-                  if r["criterion"] == rule.metric and r["status"] == "observed" and r["value"] is not None]
-        assumed = rule.plan_difference
-        if assumed is None:
-            assumed = rule.margin + 5.0 if rule.kind == "superiority" else 0.0
-        needed = None
-        if values:
-            needed = stats.required_pairs(values, true_difference=assumed / 100, margin=rule.margin / 100,
-                                          kind=rule.kind, confidence=policy.confidence, seed=args.seed)
-        plans.append({"rule": rule.name, "metric": rule.metric, "kind": rule.kind, "margin": rule.margin,
-                      "assumed_difference": assumed, "baseline_observed": len(values),
-                      "baseline_mean": sum(values) / len(values) if values else None, "required_pairs": needed})
+    pilot = read_run_records(store, args.pilot) if args.pilot is not None else None
+    plans = [_plan_rule(rule, policy, baseline, pilot, args) for rule in policy.rules]
     if args.json:
         emit_json(plans)
         return 0
     for plan in plans:
-        head = f"{plan['rule']}  {plan['metric']}  {plan['kind']}, margin {plan['margin']:.1f} points: "
-        if plan["baseline_observed"] == 0:
-            print(head + "the baseline has no observed cases of this metric")
-            continue
-        need = plan["required_pairs"]
-        amount = f"about {need} paired cases" if need is not None else "more than 20000 paired cases"
-        print(head + f"{amount} to decide with 80% power, assuming a true difference of "
-              f"{plan['assumed_difference']:+.1f} points at the baseline's observed mean "
-              f"{plan['baseline_mean']:.3f} ({plan['baseline_observed']} observed); "
-              "a lower bound if the systems disagree on cases in both directions")
+        print(_plan_line(plan))
     return 0

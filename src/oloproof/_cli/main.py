@@ -89,8 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare = commands.add_parser(
         "compare", help="pair two runs case by case and gate a release with a policy",
         description="Differences are candidate minus baseline in percentage points, with a paired "
-        "betting confidence interval (Waudby-Smith & Ramdas 2024, hedged capital, on differences "
-        "mapped to [0, 1]): valid at any n, and never zero-width because pairs agreed. "
+        "confidence interval: Tango's score interval for pass/fail metrics, Gaffke's bound on "
+        "differences mapped to [0, 1] for scores; never zero-width because pairs agreed. "
         "Exit 0 on Gate: PASS (or without a policy), 3 on Gate: BLOCK, 2 on bad input.",
     )
     compare.add_argument("candidate", metavar="CANDIDATE_RUN")
@@ -100,10 +100,22 @@ def build_parser() -> argparse.ArgumentParser:
                          help="pair what matches when datasets or evaluator specs differ")
     _add_store_options(compare)
 
-    plan = commands.add_parser("plan", help="paired cases each policy rule would need at a baseline's rates")
+    plan = commands.add_parser(
+        "plan", help="paired cases each policy rule needs for a stated power, with the gate's interval",
+        description="The figure depends on how often the two systems disagree: measured on a pilot "
+        "(--pilot), stated (--discordance), or else assumed to be 10% of cases; every line says which.",
+    )
     plan.add_argument("--policy", required=True, metavar="compare.yaml")
     plan.add_argument("--baseline", required=True, metavar="RUN")
-    plan.add_argument("--seed", type=int, default=0, help="seed of the simulation (default 0)")
+    plan.add_argument("--pilot", metavar="RUN",
+                      help="a pilot run of the candidate, or a second run of the baseline, on the same cases: "
+                      "its disagreements with the baseline set the discordance (pass/fail metrics) or the "
+                      "spread of the differences (scores)")
+    plan.add_argument("--discordance", type=float, metavar="FRACTION",
+                      help="share of cases on which the systems disagree, e.g. 0.1 (overrides --pilot)")
+    plan.add_argument("--power", type=float, default=0.8, metavar="P",
+                      help="probability that a rule passes when the assumed difference is true (default 0.8)")
+    plan.add_argument("--seed", type=int, default=0, help="seed of the simulation for score metrics (default 0)")
     _add_store_options(plan)
     serve = commands.add_parser("serve", help="serve prefect.yaml's deployments from this process")
     serve.add_argument("--project", metavar="DIR", help="the project every deployment evaluates")

@@ -140,7 +140,8 @@ def compare_runs(candidate: dict[str, Any], baseline: dict[str, Any], *, policy:
         "baseline_run_id": baseline["manifest"]["run_id"],
         "paired_cases": sum(1 for row in baseline["cases"] if row["case_id"] in candidate_ids),
         "confidence": confidence,
-        "method": stats.PAIRED_METHOD,
+        # Each metric line names its own interval; this says how they were chosen.
+        "method": f"pass/fail metrics: {stats.PAIRED_BINARY_METHOD}; scores: {stats.PAIRED_METHOD}",
         "metrics": metrics,
         "probes": _probes(candidate, baseline, criteria, confidence),
         "decisions": decisions,

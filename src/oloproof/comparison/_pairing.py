@@ -8,6 +8,7 @@ run only).
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from typing import Any
 
@@ -49,14 +50,19 @@ def pair_metric(
 
 
 def paired_line_values(pairing: dict[str, Any], confidence: float, seed: int = 0) -> dict[str, Any]:
-    """Difference (candidate − baseline) and its paired interval, in points."""
+    """Difference (candidate − baseline) and its paired interval, in points.
+
+    Pass/fail values (every one 0 or 1) get the paired pass/fail interval on
+    their 2x2 counts, anything else the score interval: ``stats.paired_interval``,
+    the interval the rules then decide on. ``method`` names the one used.
+    """
     pairs = pairing["pairs"]
     if not pairs:
         return {"difference": None, "low": None, "high": None, "method": stats.PAIRED_METHOD}
     candidate = [a for _, a, _ in pairs]
     baseline = [b for _, _, b in pairs]
-    interval = stats.paired_difference_interval(candidate, baseline, confidence, seed=seed)
-    difference = sum(a - b for _, a, b in pairs) / len(pairs)
+    interval = stats.paired_interval(candidate, baseline, confidence, seed=seed)
+    difference = math.fsum(a - b for _, a, b in pairs) / len(pairs)  # the same whatever the order
     return {
         "difference": difference * 100,
         "low": interval.low * 100,

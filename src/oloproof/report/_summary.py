@@ -2,13 +2,17 @@
 
 Pass/fail criteria are proportions with the exact Clopper–Pearson interval. A
 score criterion whose observed values are all 0 or 1 is a proportion too (the
-interval is then exact); other scores in [0, 1] get the betting interval of
-Waudby-Smith & Ramdas, which holds its coverage at any n. A count criterion
-reports its mean without an interval.
+interval is then exact); other scores in [0, 1] get Gaffke's interval for a
+bounded mean (:func:`oloproof.stats.mean_interval`). A count criterion reports
+its mean without an interval.
+
+Every figure is a function of the multiset of observed values: the estimate is
+an exactly rounded sum, so cases arriving in another order print the same bits.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -40,8 +44,10 @@ def summarize_criterion(
     }
     if not values:
         return summary
+    # fsum is exactly rounded, so the mean does not depend on the cases' order.
+    estimate = math.fsum(values) / len(values)
     if kind == "count":  # counts have no [0, 1] bound, so no interval is claimed
-        summary.update(estimate=sum(values) / len(values))
+        summary.update(estimate=estimate)
         return summary
     binary = kind == "proportion" or (kind == "auto" and all(v in (0.0, 1.0) for v in values))
     if binary:
@@ -49,11 +55,9 @@ def summarize_criterion(
         interval = stats.clopper_pearson(successes, len(values), confidence)
         summary.update(kind="proportion", successes=successes)
     else:
-        interval = stats.betting_mean_interval(values, confidence, seed=seed)
+        interval = stats.mean_interval(values, confidence, seed=seed)
         summary.update(kind="mean")
-    summary.update(
-        estimate=sum(values) / len(values), low=interval.low, high=interval.high, method=interval.method
-    )
+    summary.update(estimate=estimate, low=interval.low, high=interval.high, method=interval.method)
     return summary
 
 

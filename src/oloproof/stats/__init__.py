@@ -1,9 +1,15 @@
 """Statistics for evaluation results, as pure functions with explicit seeds.
 
 * :func:`clopper_pearson` - exact interval for a pass rate.
-* :func:`betting_mean_interval` - interval for the mean of scores in [0, 1],
-  valid for any distribution at any sample size.
-* :func:`paired_difference_interval` - the same for a mean paired difference.
+* :func:`mean_interval` - Gaffke's interval for the mean of scores in [0, 1]:
+  Clopper-Pearson on 0/1 values, near the t interval's width at large n.
+* :func:`betting_mean_interval` - a wider interval for the same mean, by
+  betting, with a proven guarantee for any distribution at any sample size.
+* :func:`paired_difference_interval` - Gaffke's interval for a mean paired
+  difference.
+* :func:`paired_binary_interval` - Tango's score interval for a paired
+  difference of pass rates; :func:`paired_interval` picks it for pass/fail
+  values and the interval above otherwise, as a comparison does.
 * :func:`decide_rule` and :func:`required_pairs` - non-inferiority,
   superiority and equivalence rules on that interval, and their sample size.
 """
@@ -17,8 +23,25 @@ from oloproof.stats._interval import (
     format_score_interval,
     round_outward,
 )
+from oloproof.stats._mean import MEAN_METHOD, mean_interval
 from oloproof.stats._paired import PAIRED_METHOD, paired_difference_interval, paired_method_name
-from oloproof.stats._planning import DECISION_KINDS, decide_rule, required_pairs
+from oloproof.stats._paired_binary import (
+    NEWCOMBE_METHOD,
+    PAIRED_BINARY_METHOD,
+    TANGO_METHOD,
+    is_pass_fail,
+    newcombe_interval,
+    paired_binary_interval,
+    paired_counts,
+    paired_interval,
+    tango_interval,
+)
+from oloproof.stats._planning import (
+    DECISION_KINDS,
+    binary_pass_probability,
+    decide_rule,
+    required_pairs,
+)
 from oloproof.stats._proportion import CLOPPER_PEARSON_METHOD, clopper_pearson
 
 __all__ = [
@@ -26,14 +49,26 @@ __all__ = [
     "CLOPPER_PEARSON_METHOD",
     "DECISION_KINDS",
     "Interval",
+    "MEAN_METHOD",
+    "NEWCOMBE_METHOD",
+    "PAIRED_BINARY_METHOD",
     "PAIRED_METHOD",
+    "TANGO_METHOD",
     "betting_mean_interval",
+    "binary_pass_probability",
     "clopper_pearson",
     "decide_rule",
     "format_percent_interval",
     "format_score_interval",
+    "is_pass_fail",
+    "mean_interval",
+    "newcombe_interval",
+    "paired_binary_interval",
+    "paired_counts",
     "paired_difference_interval",
+    "paired_interval",
     "paired_method_name",
     "required_pairs",
     "round_outward",
+    "tango_interval",
 ]
