@@ -57,7 +57,7 @@ def test_a_raising_case_is_missing_recorded_and_retried(run_cli, example_project
     assert [_row(out, c) for c in ("answer_correct", "hit_rate_at_2", "ndcg_at_6", "citations_valid")] == [
         "│ answer_correct  │ 75.0%    │ [42.8%, 94.6%]  │ 9 / 12 observed · 1 missing · 0 excluded     │",
         "│ hit_rate_at_2   │ 100.0%   │ [73.5%, 100.0%] │ 12 / 12 observed · 1 missing · 0 excluded    │",
-        "│ ndcg_at_6       │ 0.938    │ [0.627, 1.000]  │ mean of 12 observed · 1 missing · 0 excluded │",
+        "│ ndcg_at_6       │ 0.938    │ [0.690, 0.993]  │ mean of 12 observed · 1 missing · 0 excluded │",
         "│ citations_valid │ 100.0%   │ [73.5%, 100.0%] │ 12 / 12 observed · 1 missing · 0 excluded    │",
     ]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 
 import numpy as np
@@ -118,12 +117,10 @@ def test_extreme_confidence_draws_enough() -> None:
     assert interval.width > mean_interval(values, confidence=0.99).width
 
 
-def test_large_input_is_fast() -> None:
+def test_a_large_input_gives_a_narrow_interval_around_its_mean() -> None:
+    # How long it takes is a benchmark's business (benchmarks/interval_table.py), not a test's.
     values = np.random.default_rng(0).random(100_000)
-    start = time.perf_counter()
     interval = mean_interval(values)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 1.0
     assert interval.low < values.mean() < interval.high
     assert interval.width < 0.01
 
