@@ -40,8 +40,8 @@ CALL_FIELDS = (
 """The accounting of a judge call, as judgment rows carry it."""
 
 
-def case_view(env: RunEnvironment, result: CaseResult) -> CaseView:
-    """What evaluators may read of one executed case."""
+def case_view(env: RunEnvironment, result: CaseResult, *, with_item: bool = True) -> CaseView:
+    """What evaluators may read of one executed case (``with_item``: with its row, for data_mapping)."""
     case = env.cases[result.case_id]
     return CaseView(
         case_id=case.id,
@@ -51,8 +51,7 @@ def case_view(env: RunEnvironment, result: CaseResult) -> CaseView:
         output=result.output,
         context=result.context,
         candidates=result.candidates,
-        # Dumping a case is only worth it when a data_mapping reads the row.
-        item=env.dataset.item(case) if env.dataset.recorded or any(e.mapping for e in env.evaluators) else None,
+        item=env.dataset.item(case) if with_item else None,
         recorded=env.dataset.recorded,
     )
 
@@ -64,8 +63,10 @@ def _plan(
     fixed: dict[str, list[JudgmentRow]] = {}
     by_slot: dict[str, Evaluator] = {}
     batched = {id(e): _Batched(e, env.judges) for e in env.evaluators if _judges_many(e)}
+    # Dumping each case's row is only worth it when a data_mapping reads it.
+    with_item = env.dataset.recorded or any(e.mapping for e in env.evaluators)
     for case_id, result in results.items():
-        view = case_view(env, result) if result.ok else None
+        view = case_view(env, result, with_item=with_item) if result.ok else None
         for evaluator in env.evaluators:
             slot = f"{case_id}{_SEP}{evaluator.criterion}"
             by_slot[slot] = evaluator
