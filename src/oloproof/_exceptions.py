@@ -8,6 +8,7 @@ The hierarchy::
     │   └── ProviderConfigError                     an LLM provider: unknown type, missing
     │                                               key variable, unreachable endpoint
     ├── DatasetError(OloproofError, ValueError)     a cases file: JSON, ids, field types
+    │   └── LabelError                              a human labels file: ids, scale, duplicates
     ├── SystemContractError(OloproofError, TypeError)
     │                                               a user system broke the API contract
     │                                               (not a case that raised: that is *missing*)
@@ -27,6 +28,7 @@ __all__ = [
     "ConfigError",
     "DatasetError",
     "EvaluatorConfigError",
+    "LabelError",
     "NotFoundError",
     "OloproofError",
     "ProviderConfigError",
@@ -87,6 +89,10 @@ class ProviderConfigError(ConfigError):
 
 class DatasetError(OloproofError, ValueError):
     """A cases file is malformed: invalid JSON, missing or duplicate ids, wrong types."""
+
+
+class LabelError(DatasetError):
+    """A human labels file is malformed or does not fit its run and sample."""
 
 
 class SystemContractError(OloproofError, TypeError):

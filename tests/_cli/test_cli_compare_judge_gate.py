@@ -1,12 +1,15 @@
-"""An LLM-judge metric gates only once its judge spec has a passing validation record.
+"""An LLM-judge metric gates only once its judge has a passing validation record.
 
 The runs are written into a store by hand (manifest, cases and judgments in the
-store's own schemas), with an evaluator entry marked ``"llm_judge": true``, and
-compared through the CLI (``--results``). A validation record is
-``validations/<name>.json`` with ``passed: true`` and the judge's ``spec_hash``.
+store's own schemas), with an evaluator entry marked ``"llm_judge": true`` and the
+judge's id, and compared through the CLI (``--results``). The judge is validated by
+``oloproof judge validate`` on a third run of the same judge, with labels that agree
+with it (or that do not): a validation is the judge's, whichever run it was made on.
 """
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -14,6 +17,8 @@ pytestmark = pytest.mark.slow
 
 CASES = 40
 JUDGE_HASH = "grounded-judge-spec-1"
+JUDGE_ID = "0f" * 32
+VALIDATED_ON = "run_01JUDGEVALIDATION00000000"
 
 
 def _write_run(store, run_id: str, grounded: float, correct: float) -> None:
@@ -22,7 +27,7 @@ def _write_run(store, run_id: str, grounded: float, correct: float) -> None:
 
     evaluators = [
         {"criterion": "grounded", "kind": "proportion", "llm_judge": True, "spec_hash": JUDGE_HASH,
-         "spec": {"type": "llm_judge"}},
+         "spec": {"type": "llm_judge"}, "judge_id": JUDGE_ID, "judge": {"type": "groundedness", "threshold": 3}},
         {"criterion": "answer_correct", "kind": "proportion", "llm_judge": False, "spec_hash": "contains-1",
          "spec": {"type": "contains"}},
     ]
@@ -67,14 +72,27 @@ def _compare(run_cli, judged_store) -> tuple[int, str]:
     return code, out
 
 
-def _validate(judged_store) -> None:
-    judged_store["store"].write_json("validations/grounded.json", {"spec_hash": JUDGE_HASH, "passed": True})
+def _validate(run_cli, judged_store, *, agree: bool = True) -> int:
+    """``oloproof judge validate`` on a third run of the judge, with 60 given labels."""
+    from judged_runs import judged_run, write_run
+
+    scores = [5, 1, 4, 2] * 15
+    run = judged_run(VALIDATED_ON, scores, criterion="grounded", judge_id=JUDGE_ID)
+    write_run(judged_store["store"], run)
+    labels = judged_store["policy"].replace("compare.yaml", "labels.jsonl")
+    with open(labels, "w", encoding="utf-8") as out:
+        for case, score in zip(run["cases"], scores):
+            verdict = "pass" if (score >= 3) == agree else "fail"
+            out.write(json.dumps({"case_id": case["case_id"], "criterion": "grounded", "label": verdict}) + "\n")
+    code, out, err = run_cli("judge", "validate", "--labels", labels, "--run", VALIDATED_ON, "--criterion", "grounded",
+                             "--results", judged_store["url"])  # fmt: skip
+    assert code in (0, 3), err
+    return code
 
 
 def test_an_unvalidated_judge_blocks_the_gate(run_cli, judged_store):
-    # A failed validation, or one of another spec, does not count.
-    judged_store["store"].write_json("validations/old.json", {"spec_hash": "grounded-judge-spec-0", "passed": True})
-    judged_store["store"].write_json("validations/failed.json", {"spec_hash": JUDGE_HASH, "passed": False})
+    # A failed validation of the judge does not count.
+    assert _validate(run_cli, judged_store, agree=False) == 3
     code, out = _compare(run_cli, judged_store)
     assert code == 3
     assert out.splitlines()[-3:] == [
@@ -85,7 +103,7 @@ def test_an_unvalidated_judge_blocks_the_gate(run_cli, judged_store):
 
 
 def test_a_validated_judge_gates(run_cli, judged_store):
-    _validate(judged_store)
+    assert _validate(run_cli, judged_store) == 0
     code, out = _compare(run_cli, judged_store)
     assert code == 0, out
     assert out.splitlines()[-3:] == [
@@ -98,8 +116,17 @@ def test_a_validated_judge_gates(run_cli, judged_store):
 def test_validating_the_judge_later_changes_the_decision(run_cli, judged_store):
     code, _ = _compare(run_cli, judged_store)
     assert code == 3
-    _validate(judged_store)
+    assert _validate(run_cli, judged_store) == 0
     code, out = _compare(run_cli, judged_store)
     assert "judge_not_validated" not in out
     assert code == 0
     assert out.splitlines()[-1] == "Gate: PASS (exit 0)"
+
+
+def test_a_stricter_policy_is_not_met_by_a_laxer_validation(run_cli, judged_store, tmp_path):
+    assert _validate(run_cli, judged_store) == 0  # 60 labels: the defaults' 50 are met
+    strict = tmp_path / "strict.yaml"
+    strict.write_text(open(judged_store["policy"]).read() + "judges: {min_labels: 100}\n", encoding="utf-8")
+    code, out = _compare(run_cli, {**judged_store, "policy": str(strict)})
+    assert code == 3
+    assert "judge_not_validated" in out

@@ -57,8 +57,9 @@ class Judge:
 
     def _answer(self, seen):
         answer = _grade(seen)
+        schema = seen.body["response_format"]["json_schema"]["name"]
         with self.lock:
-            self.replies.append(json.loads(answer.body["choices"][0]["message"]["content"]))
+            self.replies.append({"schema": schema, **json.loads(answer.body["choices"][0]["message"]["content"])})
         return answer
 
     @property
@@ -92,11 +93,11 @@ def test_the_example_judges_score_every_case_and_a_rerun_calls_nothing(run_cli, 
     assert code == 0, err
     report = json.loads(out)
 
-    # One call per case and judge; each reply is the row of its case.
-    assert judge.calls == 26
+    # One call per case and judge (three judges); each reply is the row of its case.
+    assert judge.calls == 39
     grounded = _rows(run_cli, example_project, report["run_id"], "groundedness_judge")
     assert len(grounded) == 13 and {r["outcome"] for r in grounded} == {"completed"}
-    scores = sorted(reply["score"] for reply in judge.replies if "score" in reply)
+    scores = sorted(reply["score"] for reply in judge.replies if reply["schema"].startswith("groundedness"))
     assert sorted(r["score"] for r in grounded) == scores
     assert all(r["passed"] == (r["score"] >= 3) and r["threshold"] == 3 for r in grounded)
     assert {(r["model"], r["input_tokens"]) for r in grounded} == {("llama3.1:8b", PROMPT_TOKENS)}
@@ -109,19 +110,19 @@ def test_the_example_judges_score_every_case_and_a_rerun_calls_nothing(run_cli, 
     assert cited["estimate"] == pytest.approx(sum(supported) / len(supported))
 
     assert report["judges"] == [{
-        "provider": "local", "provider_type": "openai", "model": "llama3.1:8b", "calls": 26, "cached": 0,
-        "retries": 0, "errors": 0, "input_tokens": 26 * PROMPT_TOKENS, "output_tokens": 26 * COMPLETION_TOKENS,
+        "provider": "local", "provider_type": "openai", "model": "llama3.1:8b", "calls": 39, "cached": 0,
+        "retries": 0, "errors": 0, "input_tokens": 39 * PROMPT_TOKENS, "output_tokens": 39 * COMPLETION_TOKENS,
         "cost_usd": None,
     }]  # fmt: skip
 
-    assert judges_line(report["judges"]) == ["Judges: 26 calls · 0 cached · 2,652 tokens · 0 retries · 0 errors"]
+    assert judges_line(report["judges"]) == ["Judges: 39 calls · 0 cached · 3,978 tokens · 0 retries · 0 errors"]
 
     # Nothing changed: every judgment is a hit, and the server hears nothing.
     code, out, err = run_cli("run", str(config), *at)
     assert code == 0, err
-    assert judge.calls == 26
-    assert "Cache: execution 13 hit/0 miss; judgment 91 hit/0 miss" in out
-    assert "Judges: 0 calls · 26 cached · 0 tokens · 0 retries · 0 errors" in out
+    assert judge.calls == 39
+    assert "Cache: execution 13 hit/0 miss; judgment 104 hit/0 miss" in out
+    assert "Judges: 0 calls · 39 cached · 0 tokens · 0 retries · 0 errors" in out
     row = next(line for line in out.splitlines() if line.startswith("│ groundedness_judge "))
     assert f"{metric['successes']} / 13 observed · 0 missing · 0 excluded" in row
 
@@ -142,7 +143,7 @@ def test_a_new_threshold_rederives_verdicts_without_a_call(run_cli, example_proj
     rows = _rows(run_cli, example_project, report["run_id"], "groundedness_judge")
     assert all(r["passed"] == (r["score"] == 5) and r["threshold"] == 5 and r["hit"] for r in rows)
     assert _overall(report, "groundedness_judge")["successes"] == sum(r["score"] == 5 for r in rows)
-    assert report["judges"][0]["calls"] == 0 and report["judges"][0]["cached"] == 26
+    assert report["judges"][0]["calls"] == 0 and report["judges"][0]["cached"] == 39
 
 
 def test_a_judge_error_is_a_missing_case_judged_again_by_the_next_run(run_cli, example_project, server):
@@ -173,4 +174,4 @@ def test_a_judge_error_is_a_missing_case_judged_again_by_the_next_run(run_cli, e
     assert len(script.seen) - first == 2
     row = next(line for line in out.splitlines() if line.startswith("│ groundedness_judge "))
     assert "12 observed · 1 missing (1 judge error) · 0 excluded" in row
-    assert "Judges: 1 call · 25 cached" in out
+    assert "Judges: 1 call · 38 cached" in out

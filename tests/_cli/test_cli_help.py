@@ -32,8 +32,9 @@ CHECK = textwrap.dedent(
 
 @pytest.mark.parametrize(
     "argv",
-    [[["--help"]], [["run", "--help"]], [["query", "--help"], ["show", "--help"]]],
-    ids=["help", "run-help", "query-show-help"],
+    [[["--help"]], [["run", "--help"]], [["query", "--help"], ["show", "--help"]],
+     [["judge", "--help"], ["judge", "validate", "--help"], ["judge", "sample", "--help"]]],
+    ids=["help", "run-help", "query-show-help", "judge-help"],
 )
 def test_help_does_not_import_prefect(argv):
     result = subprocess.run(

@@ -65,8 +65,8 @@ def make_run(run_id: str, values: dict[str, list[float | None]], *, llm: frozens
              dataset: str = "dataset-1", spec: str = "v1") -> dict:
     """A run whose criterion ``c`` has ``values[c][i]`` on case ``case-<i>`` (None: missing)."""
     count = max(len(v) for v in values.values())
-    evaluators = [{"criterion": c, "kind": "proportion", "llm_judge": c in llm, "spec_hash": f"{c}-{spec}"}
-                  for c in values]
+    evaluators = [{"criterion": c, "kind": "proportion", "llm_judge": c in llm, "spec_hash": f"{c}-{spec}",
+                   "judge_id": f"{c}-{spec}" if c in llm else None} for c in values]
     judgments = [
         {"case_id": f"case-{i:03d}", "criterion": c, "status": "missing" if v is None else "observed", "value": v}
         for c, column in values.items() for i, v in enumerate(column)
@@ -132,11 +132,11 @@ def test_an_unvalidated_llm_judge_cannot_gate():
     grounded = record["decisions"][0]
     assert grounded["difference"] == pytest.approx(100.0) and grounded["paired"] == 40
 
-    # Once a passing validation exists for that exact judge spec, it gates like any metric.
+    # Once a passing validation exists for that exact judge, it gates like any metric.
     record = decide(candidate, baseline, *rules, validated={"grounded-v1"})
     assert [d["verdict"] for d in record["decisions"]] == ["PASS", "PASS"]
     assert record["gate"] == "PASS"
-    # A validation of another spec of the judge does not count.
+    # A validation of another identity of the judge does not count.
     record = decide(candidate, baseline, *rules, validated={"grounded-v0"})
     assert record["decisions"][0]["reason"] == "judge_not_validated"
 

@@ -123,7 +123,7 @@ def tasks(monkeypatch):
         seen.computed.append((mine["manifest"]["run_id"], theirs["manifest"]["run_id"], scope, judges))
         return {"candidate": mine["manifest"]["run_id"], "baseline": theirs["manifest"]["run_id"]}
 
-    monkeypatch.setattr(_compare, "validated_judges", lambda store: {"sha256:judge"})
+    monkeypatch.setattr(_compare, "validated_judges", lambda store, policy: {"sha256:judge"})
     monkeypatch.setattr(_compare, "comparison_id_of", comparison_id_of)
     monkeypatch.setattr(_compare, "find_comparison", lambda store, comparison_id: seen.existing)
     monkeypatch.setattr(_compare, "compute_comparison", compute)

@@ -28,7 +28,8 @@ MANIFEST = {
     "rows_named_by_line": 0,
     "evaluators": [
         {"criterion": "answer_correct", "metric": None, "kind": "proportion", "llm_judge": False,
-         "spec": {"type": "exact_match", "version": "1", "options": {}}, "spec_hash": "h1"},
+         "spec": {"type": "exact_match", "version": "1", "options": {}}, "spec_hash": "h1",
+         "judge_id": None, "judge": None},
     ],
     "slices": ["relevant_position"],
     "min_slice_support": 5,

@@ -121,7 +121,7 @@ def plan_command(args: argparse.Namespace) -> int:
     """How many paired cases each rule needs for a stated power, with the gate's interval."""
     from oloproof._exceptions import UsageError
     from oloproof.comparison import load_policy
-    from oloproof.tasks._records import read_run_records
+    from oloproof.store import read_run_records
 
     if not 0.0 < args.power < 1.0:
         raise UsageError(f"--power must be a probability in (0, 1), got {args.power}")

@@ -14,14 +14,22 @@ __all__ = ["load_run", "query_command", "results_command", "runs_command", "show
 
 
 def load_run(store: Any, run_id: str) -> dict[str, Any]:
-    """A complete run's manifest and metrics, as ``oloproof run`` returned them."""
+    """A complete run's manifest and metrics, as ``oloproof run`` returned them, and the
+    judge metrics corrected by human labels where the run's judges have some."""
     from oloproof.store import run_manifest, run_table
 
     if not store.exists(run_manifest(run_id)):
         raise NotFoundError(f"no complete run {run_id!r} in the store", path=store.url)
     manifest = store.read_json(run_manifest(run_id))
     metrics = store.read_table(run_table(run_id, "metrics"))
-    return {**manifest, "metrics": metrics}
+    report = {**manifest, "metrics": metrics}
+    from oloproof.judging import judge_estimates, labelled_samples
+
+    labelled = labelled_samples(store, run_id)
+    if labelled:  # human labels of its judges: the judge metrics corrected by them
+        judgments = store.read_table(run_table(run_id, "judgments"))
+        report["judge_estimates"] = judge_estimates(manifest, judgments, labelled)
+    return report
 
 
 def runs_command(args: argparse.Namespace) -> int:

@@ -117,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="probability that a rule passes when the assumed difference is true (default 0.8)")
     plan.add_argument("--seed", type=int, default=0, help="seed of the simulation for score metrics (default 0)")
     _add_store_options(plan)
+    from oloproof._cli._judge import add_judge_parser
+
+    add_judge_parser(commands, _add_store_options)
     serve = commands.add_parser("serve", help="serve prefect.yaml's deployments from this process")
     serve.add_argument("--project", metavar="DIR", help="the project every deployment evaluates")
     serve.add_argument("--prefect-yaml", default="prefect.yaml", metavar="FILE")
@@ -141,6 +144,11 @@ def _handler(command: str) -> Callable[[argparse.Namespace], int]:
         from oloproof._cli import _compare
 
         return {"compare": _compare.compare_command, "plan": _compare.plan_command}[command]
+    if command == "judge":
+        from oloproof._cli import _judge
+
+        return lambda args: {"sample": _judge.sample_command, "validate": _judge.validate_command,
+                             "validations": _judge.validations_command}[args.judge_command](args)
     if command in ("diagnose", "inspect"):
         from oloproof._cli import _diagnose
 

@@ -113,6 +113,15 @@ def _decide(rule: Any, metric: dict[str, Any] | None, judge_validated: bool) -> 
     return {**decision, "verdict": verdict, "reason": reason}
 
 
+def _judge_validated(entry_a: dict[str, Any] | None, entry_b: dict[str, Any] | None, validated: set[str]) -> bool:
+    # Both runs' judges must be validated: the same spec may still differ in prompt text
+    # or provider type, which the judge id covers and the spec hash does not.
+    entries = [entry for entry in (entry_a, entry_b) if entry is not None]
+    if not any(entry.get("llm_judge") for entry in entries):
+        return True
+    return all(entry.get("judge_id") in validated for entry in entries)
+
+
 def compare_runs(candidate: dict[str, Any], baseline: dict[str, Any], *, policy: Policy | None,
                  scope: dict[str, Any], validated_judges: set[str]) -> dict[str, Any]:
     """The comparison's content: metric lines, probes, decisions and the gate."""
@@ -128,8 +137,7 @@ def compare_runs(candidate: dict[str, Any], baseline: dict[str, Any], *, policy:
     by_criterion = {m["criterion"]: m for m in metrics}
     decisions = []
     for rule in policy.rules if policy is not None else []:
-        spec = specs_b.get(rule.metric) or specs_a.get(rule.metric) or {}
-        validated = not spec.get("llm_judge") or spec.get("spec_hash") in validated_judges
+        validated = _judge_validated(specs_a.get(rule.metric), specs_b.get(rule.metric), validated_judges)
         decisions.append({**_decide(rule, by_criterion.get(rule.metric), validated), "confidence": confidence})
     gate = None
     if policy is not None:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from oloproof._exceptions import ConfigError
 from oloproof.config._yaml import load_yaml_with_lines, locate
+from oloproof.judging import JudgeRequirements
 
 __all__ = ["Policy", "Rule", "load_policy"]
 
@@ -56,6 +57,10 @@ class Policy(BaseModel):
 
     rules: list[Rule] = Field(min_length=1)
     """The rules; the gate passes only when every rule passes."""
+
+    judges: JudgeRequirements = JudgeRequirements()
+    """What an LLM judge's validation against human labels must show before a rule
+    over its metric may decide (otherwise ``INSUFFICIENT_EVIDENCE judge_not_validated``)."""
 
     @field_validator("rules")
     @classmethod

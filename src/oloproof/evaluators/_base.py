@@ -298,6 +298,19 @@ class Evaluator(ABC):
         """Names of the providers this evaluator calls (LLM judges)."""
         return ()
 
+    def judge_identity(self) -> dict[str, Any] | None:
+        """What a validation against human labels is keyed by; ``None`` for evaluators
+        that are not LLM judges.
+
+        The judgment identity less the criterion's name, so renaming a criterion keeps
+        its validation; judges add what else decides a verdict (the prompt's text, the
+        threshold). Called after `configure`.
+        """
+        if not self.is_llm_judge:
+            return None
+        identity = self.identity()
+        return {**identity, "options": {k: v for k, v in identity["options"].items() if k != "criterion"}}
+
     def configure(self, *, providers: Mapping[str, Any], directory: Path | None) -> None:
         """Check and bind what the options name in the project: providers, prompt files.
 

@@ -149,6 +149,13 @@ class LLMJudge(Evaluator):
         options = {k: v for k, v in identity["options"].items() if k not in ("provider", "criterion", "prompt")}
         return {**identity, "options": options, "provider_type": self.provider_type}
 
+    def judge_identity(self) -> dict[str, Any] | None:
+        # The prompts' hashes, not their file names: editing the prompt invalidates a
+        # validation, moving the file does not. The threshold turns scores into the
+        # verdicts that were validated.
+        return {**self.identity(), "prompts": {name: p.sha256 for name, p in sorted(self.prompts.items())},
+                "threshold": self.options.threshold}
+
     # -- reading --------------------------------------------------------------------
 
     def query_of(self, case: CaseView) -> str | None:

@@ -16,7 +16,8 @@ from oloproof.tasks._compare import (
     write_comparison,
 )
 from oloproof.store import ResultsStore
-from oloproof.tasks._records import load_run_records, read_run_records
+from oloproof.store import read_run_records
+from oloproof.tasks._records import load_run_records
 
 __all__ = ["PreparedComparison", "compare", "prepare_comparison"]
 
@@ -68,7 +69,7 @@ def prepare_comparison(
 def compare_prepared(prepared: PreparedComparison) -> dict[str, Any]:
     """The body of both compare flows: compute and record the comparison (or recall it)."""
     store, mine, theirs, rules = prepared.store, prepared.candidate, prepared.baseline, prepared.rules
-    judges = validated_judges(store)
+    judges = validated_judges(store, rules)
     comparison_id = comparison_id_of(mine, theirs, rules, prepared.parameters["allow_partial"], judges)
     existing = find_comparison(store, comparison_id)
     if existing is not None:

@@ -28,6 +28,7 @@ from oloproof._ids import new_run_id
 from oloproof.config import parse_overrides
 from oloproof.flows._runner import THREAD_WORKERS
 from oloproof.flows._storage import prefect_result_storage
+from oloproof.judging import judge_id
 from oloproof.records import EvaluatorEntry, RunManifest, RunVariant
 from oloproof.tasks import (
     Batch,
@@ -157,7 +158,8 @@ def _manifest(env: RunEnvironment, summary: dict[str, Any], started: datetime) -
         rows_named_by_line=env.dataset.named_by_line,
         evaluators=[
             EvaluatorEntry(criterion=o.criterion, metric=_metric_of(e, o.criterion), kind=o.metric_kind,
-                           llm_judge=e.is_llm_judge, spec=e.spec(), spec_hash=e.spec_hash)
+                           llm_judge=e.is_llm_judge, spec=e.spec(), spec_hash=e.spec_hash,
+                           judge=e.judge_identity(), judge_id=judge_id(e.judge_identity()))
             for e in env.evaluators
             for o in e.outputs()
         ],

@@ -94,6 +94,14 @@ class EvaluatorEntry(Record):
     spec_hash: str
     """Hash of the spec, as in the ``judgments`` table."""
 
+    judge_id: str | None = None
+    """For LLM judges, the hash of `judge`: the key of the judge's validation record
+    (``validations/<judge_id>.json``)."""
+
+    judge: dict[str, JsonValue] | None = None
+    """For LLM judges, the judge's identity: type, version, model, provider type,
+    prompt hashes, threshold and the options that change a verdict."""
+
 
 class RunVariant(Record):
     """How the run departed from a plain run of the system (diagnosis and replay)."""

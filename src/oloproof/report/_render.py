@@ -160,5 +160,9 @@ def render_run(report: dict[str, Any]) -> list[str]:
     else:
         lines += cache_lines(report["cache"])
     lines += judges_line(report.get("judges") or [])
+    if report.get("judge_estimates"):
+        from oloproof.judging import render_judge_estimates
+
+        lines += render_judge_estimates(report["judge_estimates"])
     lines += render_slices(report["metrics"], report["min_slice_support"])
     return lines

@@ -12,10 +12,24 @@
   values and the interval above otherwise, as a comparison does.
 * :func:`decide_rule` and :func:`required_pairs` - non-inferiority,
   superiority and equivalence rules on that interval, and their sample size.
+* :func:`cohen_kappa` and :func:`kappa_interval` - Cohen's kappa (unweighted,
+  linear or quadratic) between a judge and human labels, and its BCa bootstrap
+  interval.
+* :func:`ppi_mean_interval` - prediction-powered inference (PPI++) for a mean
+  from a few human labels and many judge scores, with the human-only and
+  judge-only rows beside it.
 """
 
 from __future__ import annotations
 
+from oloproof.stats._agreement import (
+    KAPPA_METHOD,
+    KAPPA_NO_DISAGREEMENT_METHOD,
+    KAPPA_WEIGHTS,
+    agreement_table,
+    cohen_kappa,
+    kappa_interval,
+)
 from oloproof.stats._betting import BETTING_METHOD, betting_mean_interval
 from oloproof.stats._interval import (
     Interval,
@@ -42,25 +56,44 @@ from oloproof.stats._planning import (
     decide_rule,
     required_pairs,
 )
+from oloproof.stats._ppi import (
+    DEFAULT_MIN_DISAGREEMENTS,
+    DEFAULT_MIN_LABELS,
+    PPI_FALLBACKS,
+    PPI_METHOD,
+    PPIEstimate,
+    ppi_mean_interval,
+)
 from oloproof.stats._proportion import CLOPPER_PEARSON_METHOD, clopper_pearson
 
 __all__ = [
     "BETTING_METHOD",
     "CLOPPER_PEARSON_METHOD",
     "DECISION_KINDS",
+    "DEFAULT_MIN_DISAGREEMENTS",
+    "DEFAULT_MIN_LABELS",
     "Interval",
+    "KAPPA_METHOD",
+    "KAPPA_NO_DISAGREEMENT_METHOD",
+    "KAPPA_WEIGHTS",
     "MEAN_METHOD",
     "NEWCOMBE_METHOD",
     "PAIRED_BINARY_METHOD",
     "PAIRED_METHOD",
+    "PPIEstimate",
+    "PPI_FALLBACKS",
+    "PPI_METHOD",
     "TANGO_METHOD",
+    "agreement_table",
     "betting_mean_interval",
     "binary_pass_probability",
     "clopper_pearson",
+    "cohen_kappa",
     "decide_rule",
     "format_percent_interval",
     "format_score_interval",
     "is_pass_fail",
+    "kappa_interval",
     "mean_interval",
     "newcombe_interval",
     "paired_binary_interval",
@@ -68,6 +101,7 @@ __all__ = [
     "paired_difference_interval",
     "paired_interval",
     "paired_method_name",
+    "ppi_mean_interval",
     "required_pairs",
     "round_outward",
     "tango_interval",

@@ -22,6 +22,7 @@ from oloproof.store._layout import (
     PREFECT_DIR,
     RUN_TABLES,
     RUNS_DIR,
+    SAMPLES_DIR,
     VALIDATIONS_DIR,
     cache_path,
     comparison_decisions,
@@ -34,11 +35,15 @@ from oloproof.store._layout import (
     run_dir,
     run_manifest,
     run_table,
+    sample_labels,
+    sample_manifest,
+    validation_record,
 )
 from oloproof.store._location import StoreLocation
 from oloproof.store._objects import ObjectStore
 from oloproof.store._queries import Queries, connect
 from oloproof.store._records import RecordCache
+from oloproof.store._runs import read_run_records
 from oloproof.store._schema import (
     CASES,
     DECISIONS,
@@ -69,6 +74,7 @@ __all__ = [
     "RUN_TABLES",
     "RecordCache",
     "ResultsStore",
+    "SAMPLES_DIR",
     "StoreLocation",
     "TABLES",
     "TableSchema",
@@ -84,7 +90,11 @@ __all__ = [
     "diagnosis_labels",
     "diagnosis_manifest",
     "diagnosis_request",
+    "read_run_records",
     "run_dir",
     "run_manifest",
     "run_table",
+    "sample_labels",
+    "sample_manifest",
+    "validation_record",
 ]

@@ -12,7 +12,9 @@ A results store is a directory (local) or a prefix (object store) laid out as::
       diagnoses/requests/<request>.json    the diagnosis that answered one request
       comparisons/<sha256-hex>/comparison.json, comparisons/<hex>/decisions.parquet
       cache/<stage>/<kk>/<key>.json        per-case stage records keyed by identity
-      validations/<name>.json              validation records of LLM judges
+      samples/<sample_id>/sample.json      cases of a run drawn for human labels
+      samples/<sample_id>/labels.json      the human labels of that sample, once validated
+      validations/<judge_id>.json          a judge's latest validation against human labels
       prefect/                             Prefect's own result and cache records
 
 ``<kk>`` is the first two characters of ``<key>``, which keeps directory
@@ -37,6 +39,7 @@ __all__ = [
     "PREFECT_DIR",
     "RUNS_DIR",
     "RUN_TABLES",
+    "SAMPLES_DIR",
     "VALIDATIONS_DIR",
     "cache_path",
     "comparison_decisions",
@@ -51,8 +54,11 @@ __all__ = [
     "run_manifest",
     "run_table",
     "run_table_file",
+    "sample_labels",
+    "sample_manifest",
     "split_entry_file",
     "validate_relpath",
+    "validation_record",
 ]
 
 RUNS_DIR = "runs"
@@ -61,6 +67,7 @@ COMPARISONS_DIR = "comparisons"
 CACHE_DIR = "cache"
 PREFECT_DIR = "prefect"
 VALIDATIONS_DIR = "validations"
+SAMPLES_DIR = "samples"
 
 RUN_MANIFEST = "run.json"
 DIAGNOSIS_MANIFEST = "diagnosis.json"
@@ -227,3 +234,18 @@ def cache_path(stage: str, key: str) -> str:
     if len(key) < 2:
         raise StoreError(f"cache key {key!r} is too short", field="key")
     return f"{CACHE_DIR}/{stage}/{key[:2]}/{key}.json"
+
+
+def sample_manifest(sample_id: str) -> str:
+    """The record of one sample of a run's cases: ``samples/<sample_id>/sample.json``."""
+    return f"{SAMPLES_DIR}/{_name(sample_id, 'sample_id')}/sample.json"
+
+
+def sample_labels(sample_id: str) -> str:
+    """The human labels of one sample: ``samples/<sample_id>/labels.json``."""
+    return f"{SAMPLES_DIR}/{_name(sample_id, 'sample_id')}/labels.json"
+
+
+def validation_record(judge_id: str) -> str:
+    """A judge's validation record: ``validations/<judge_id>.json``."""
+    return f"{VALIDATIONS_DIR}/{_name(judge_id, 'judge_id')}.json"

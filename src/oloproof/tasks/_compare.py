@@ -8,8 +8,9 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from oloproof.comparison import Policy, compare_runs
+from oloproof.judging import gating_judges
 from oloproof.records import DecisionRow
-from oloproof.store import DECISIONS, VALIDATIONS_DIR, ResultsStore, comparison_decisions, comparison_manifest
+from oloproof.store import DECISIONS, ResultsStore, comparison_decisions, comparison_manifest
 from oloproof.tasks._identity import content_hash
 from oloproof.tasks._retry import retry_io_only
 
@@ -45,15 +46,12 @@ def find_comparison(store: ResultsStore, comparison_id: str) -> dict[str, Any] |
     return store.read_json(path) if store.exists(path) else None
 
 
-def validated_judges(store: ResultsStore) -> set[str]:
-    """Spec hashes of LLM judges with a passing validation record (``validations/<hash>.json``)."""
-    passed = set()
-    for relpath in store.list_paths(VALIDATIONS_DIR):
-        if relpath.endswith(".json"):
-            record = store.read_json(relpath)
-            if record.get("passed") is True and record.get("spec_hash"):
-                passed.add(record["spec_hash"])
-    return passed
+def validated_judges(store: ResultsStore, policy: Policy | None) -> set[str]:
+    """Ids of the LLM judges whose validation record meets the policy's ``judges:``
+    requirements (none without a policy: nothing gates)."""
+    if policy is None:
+        return set()
+    return gating_judges(store, policy.judges)
 
 
 @task(cache_policy=NO_CACHE, name="compute-comparison")

@@ -21,7 +21,7 @@ from oloproof.store import (
     diagnosis_request,
 )
 from oloproof.tasks._identity import content_hash
-from oloproof.tasks._records import read_run_records
+from oloproof.store import read_run_records
 from oloproof.tasks._retry import retry_io_only
 
 __all__ = [

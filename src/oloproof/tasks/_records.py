@@ -7,26 +7,10 @@ from typing import Any
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from oloproof._exceptions import NotFoundError
-from oloproof.store import ResultsStore, run_manifest, run_table
+from oloproof.store import ResultsStore, read_run_records
 from oloproof.tasks._retry import retry_io_only
 
 __all__ = ["load_run_records", "read_run_records"]
-
-
-def read_run_records(store: ResultsStore, run_id: str) -> dict[str, Any]:
-    """A complete run's manifest, cases and judgments.
-
-    Raises:
-        NotFoundError: No complete run has that id.
-    """
-    if not store.exists(run_manifest(run_id)):
-        raise NotFoundError(f"no complete run {run_id!r} in the store", path=store.url)
-    return {
-        "manifest": store.read_json(run_manifest(run_id)),
-        "cases": store.read_table(run_table(run_id, "cases")),
-        "judgments": store.read_table(run_table(run_id, "judgments")),
-    }
 
 
 @task(cache_policy=NO_CACHE, name="load-run", task_run_name="load {run_id}", retries=2, retry_condition_fn=retry_io_only, retry_delay_seconds=1)

@@ -1,0 +1,94 @@
+"""Judge metrics that carry the judge's own error: prediction-powered inference
+over a run's judgments and a uniform sample of human labels."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from oloproof import stats
+from oloproof.judging._records import HumanLabel, SampleRecord
+from oloproof.judging._validate import consensus
+
+__all__ = ["PPI_NOTE", "judge_estimates"]
+
+PPI_NOTE = (
+    "PPI++ (Angelopoulos, Duchi & Zrnic 2023): the judge's mean over every judged case, corrected by "
+    "the mean human-minus-judge difference on a uniform random sample of labelled cases, with a tuned "
+    "λ in [0, 1]; its interval is a normal (asymptotic) one, valid whatever the judge's bias when the "
+    "labelled cases are a uniform sample."
+)
+
+
+def _human_value(labels: list[HumanLabel], threshold: float | None) -> float | None:
+    agreed = consensus(labels, threshold)
+    if agreed is None:
+        return None
+    passed, score = agreed
+    if threshold is None:
+        return None if score is None else (score - 1) / 4
+    return 1.0 if passed else 0.0
+
+
+def _estimate(criterion: str, sample: SampleRecord, labels: list[HumanLabel], judged: dict[str, float],
+              threshold: float | None, confidence: float) -> dict[str, Any]:
+    by_case: dict[str, list[HumanLabel]] = defaultdict(list)
+    for label in labels:
+        by_case[label.case_id].append(label)
+    human = {case_id: _human_value(labs, threshold) for case_id, labs in by_case.items()}
+    labelled = sorted(c for c, v in human.items() if v is not None and c in judged)
+    unlabelled = sorted(set(judged) - set(labelled))
+    result = stats.ppi_mean_interval(
+        [human[c] for c in labelled], [judged[c] for c in labelled], [judged[c] for c in unlabelled],
+        confidence=confidence,
+    )  # fmt: skip
+    kind = "proportion" if threshold is not None else "mean"
+    pairs = [(human[c], judged[c]) for c in labelled]
+    passes = sum(1 for h, _ in pairs if h == 1.0)
+    return {
+        "criterion": criterion, "kind": kind, "sample_id": sample.sample_id, "confidence": confidence,
+        "labelled": len(labelled), "judged": len(judged), "drawn": sample.size,
+        "uniform": sample.stratify is None, "lam": result.lam, "fallback": result.fallback,
+        "method": result.method, "disagreements": sum(1 for h, j in pairs if h != j),
+        "human_passes": passes, "human_failures": len(pairs) - passes,
+        "min_disagreements": stats.DEFAULT_MIN_DISAGREEMENTS, "min_labels": stats.DEFAULT_MIN_LABELS,
+        "rows": [
+            {"basis": "judge only", "n": len(judged), **_bounds(result.judge_only_estimate, result.judge_only)},
+            {"basis": "human only", "n": len(labelled), **_bounds(result.human_only_estimate, result.human_only)},
+            {"basis": "ppi", "n": len(labelled), **_bounds(result.estimate, result.interval)},
+        ],
+    }  # fmt: skip
+
+
+def _bounds(estimate: float, interval: stats.Interval) -> dict[str, Any]:
+    return {"estimate": estimate, "low": interval.low, "high": interval.high, "method": interval.method}
+
+
+def judge_estimates(manifest: dict[str, Any], judgments: list[dict[str, Any]],
+                    labelled: list[tuple[SampleRecord, list[HumanLabel]]]) -> list[dict[str, Any]]:
+    """One entry per judge criterion of the run with a uniformly drawn, labelled sample.
+
+    Where several samples of one criterion are labelled, the one with the most labels
+    counts. Stratified samples and labels given without a draw are left out: PPI
+    needs a uniform one.
+
+    Args:
+        manifest: The run's manifest.
+        judgments: The run's judgment rows.
+        labelled: The run's samples that have human labels, with their labels.
+    """
+    entries = {e["criterion"]: e for e in manifest.get("evaluators", []) if e.get("llm_judge") and e.get("judge")}
+    best: dict[str, tuple[SampleRecord, list[HumanLabel]]] = {}
+    for sample, labels in sorted(labelled, key=lambda pair: pair[0].sample_id):
+        if sample.kind != "drawn" or sample.stratify is not None or sample.criterion not in entries:
+            continue
+        if sample.criterion not in best or len(labels) > len(best[sample.criterion][1]):
+            best[sample.criterion] = (sample, labels)
+    out = []
+    for criterion, (sample, labels) in sorted(best.items()):
+        judged = {r["case_id"]: float(r["value"]) for r in judgments
+                  if r["criterion"] == criterion and r["status"] == "observed" and r["value"] is not None}
+        if judged:
+            out.append(_estimate(criterion, sample, labels, judged, entries[criterion]["judge"].get("threshold"),
+                                 manifest.get("confidence", 0.95)))  # fmt: skip
+    return out
