@@ -14,9 +14,17 @@ Scenarios:
 * ``rerun``: the same project run twice; the second run is all execution-cache
   hits; target: warm/cold under 10%.
 * ``memory``: 100,000 cases at 0 ms latency; target: peak RSS under 1.5 GB.
+* ``rerun10``: a cold run; then the generations of 10% of the cases (a seeded
+  choice) are deleted from the results store and the run is repeated; target:
+  that warm run's flow within 20% of the cold run's. A third run, with nothing
+  changed, gives the ``rerun`` ratio of the same project.
 
 Every scenario prints one ``name value`` line per figure, then one JSON line
-with all of them (the last line of stdout), for machines.
+with all of them (the last line of stdout), for machines. With ``--json`` that
+last line is instead one object per scenario, ``{"scenario", "figures",
+"targets", "notes"}``, each target ``{"name", "target", "measured", "ratio",
+"met"}`` where ``ratio`` is ``measured`` over the target's limit (``null`` for a
+target that is not a bound).
 
 The child process is ``python bench_engine.py __child__ run <project>``: the
 real CLI entry point (``oloproof._cli.main.main``) with a few timers attached
@@ -53,8 +61,9 @@ TARGETS = {
     "latency": 1.25,  # flow (and command) time / ideal
     "rerun": 0.10,  # warm / cold
     "memory_bytes": 1.5e9,  # peak RSS (decimal GB)
+    "rerun10": 0.20,  # warm / cold with 10% of the generations invalidated
 }
-SCENARIO_DEFAULT_CASES = {"latency": [2000], "rerun": [2000], "memory": [100_000]}
+SCENARIO_DEFAULT_CASES = {"latency": [2000], "rerun": [2000], "memory": [100_000], "rerun10": [2000]}
 
 
 # ---------------------------------------------------------------------------
@@ -735,7 +744,246 @@ def scenario_memory(bench: Bench, cases: int) -> dict[str, Any]:
     return result
 
 
-SCENARIOS = {"latency": scenario_latency, "rerun": scenario_rerun, "memory": scenario_memory}
+def _startup_split(figures: dict[str, Any]) -> dict[str, Any]:
+    """Process and Prefect start-up of one command, apart from its flow.
+
+    ``process_start_s`` is interpreter start, imports, validation and dataset load
+    (up to the flow call); ``prefect_server_start_s`` the ephemeral server's import
+    and start (0 against a running server); ``startup_s`` their sum; ``after_flow_s``
+    the report and the interpreter's (and ephemeral server's) shutdown.
+    """
+    out: dict[str, Any] = {}
+    if figures.get("pre_flow_s") is not None:
+        out["process_start_s"] = figures.get("interpreter_start_s", 0.0) + figures["pre_flow_s"]
+    if figures.get("evaluate_s") is not None and figures.get("flow_s") is not None:
+        out["prefect_server_start_s"] = figures["evaluate_s"] - figures["flow_s"]  # what flow_s leaves out
+    else:
+        out["prefect_server_start_s"] = figures.get("server_import_s", 0.0) + figures.get("server_start_s", 0.0)
+    if "process_start_s" in out:
+        out["startup_s"] = out["process_start_s"] + out["prefect_server_start_s"]
+    if figures.get("report_s") is not None and figures.get("exit_s") is not None:
+        out["after_flow_s"] = figures["report_s"] + figures["exit_s"]
+    return out
+
+
+def _table_rows(path: Path, columns: str) -> list[tuple[Any, ...]]:
+    """Rows of a run table (DuckDB, a dependency of oloproof), in case order."""
+    import duckdb
+
+    with duckdb.connect() as connection:
+        return connection.execute(
+            f"SELECT {columns} FROM read_parquet(?) ORDER BY case_id", [str(path)]
+        ).fetchall()
+
+
+def _invalidate_generations(
+    project: Path, run_id: str, fraction: float, seed: int, batch_size: int | None
+) -> dict[str, Any]:
+    """Delete the generations of a seeded ``fraction`` of the run's cases from the store.
+
+    A generation is cached three ways, and each must go for the case to be
+    generated again: its record ``cache/generate/<kk>/<generation_key>.json``; the
+    case's execution record ``cache/execute/<kk>/<execution_key>.json`` (a case found
+    there runs no stage at all); and Prefect's record of the batch that generated
+    it, ``prefect/oloproof-generate-v<schema>.<format>-<digest>`` (replayed whenever
+    a later batch has the same cases and keys: always with one case per batch).
+    Batch records are located by recomputing their keys as the engine does; when
+    that finds none, every generate batch record is deleted instead (the others
+    hold only cases the next run serves from the execution cache).
+    """
+    import random
+
+    results = project / "results"
+    rows = _table_rows(results / "runs" / run_id / "cases.parquet", "case_id, execution_key, generation_key")
+    if any(generation is None or execution is None for _, execution, generation in rows):
+        raise SystemExit(f"run {run_id} has cases without a generation or execution key")
+    k = max(1, round(fraction * len(rows)))
+    chosen = sorted(random.Random(seed).sample([case_id for case_id, _, _ in rows], k))
+    chosen_set = set(chosen)
+    missing: list[str] = []
+    for case_id, execution_key, generation_key in rows:
+        if case_id not in chosen_set:
+            continue
+        for stage, key in (("generate", generation_key), ("execute", execution_key)):
+            record = results / "cache" / stage / key[:2] / f"{key}.json"
+            if record.exists():
+                record.unlink()
+            else:
+                missing.append(f"{stage}/{key}")
+    if missing:
+        raise SystemExit(f"expected cache records not found (layout changed?): {missing[:3]}")
+    prefect_dir = results / "prefect"
+    deleted_batches, how = 0, "recomputed batch keys"
+    try:
+        from oloproof.tasks._batch import plan_batches
+        from oloproof.tasks._identity import SCHEMA_VERSION, content_hash
+        from oloproof.tasks._policy import BATCH_FORMAT
+
+        order = [json.loads(line)["id"] for line in (project / "cases.jsonl").open(encoding="utf-8")]
+        generation = {case_id: key for case_id, _, key in rows}
+        for batch in plan_batches(order, batch_size):
+            if chosen_set.isdisjoint(batch.case_ids):
+                continue
+            pairs = sorted((case_id, generation[case_id]) for case_id in batch.case_ids)
+            digest = content_hash({"stage": "generate", "cases": pairs})
+            record = prefect_dir / f"oloproof-generate-v{SCHEMA_VERSION}.{BATCH_FORMAT}-{digest}"
+            if record.exists():
+                record.unlink()
+                deleted_batches += 1
+    except ImportError:
+        pass
+    if deleted_batches == 0:
+        how = "every generate batch record (batch keys not found)"
+        for record in prefect_dir.glob("oloproof-generate-*"):
+            record.unlink()
+            deleted_batches += 1
+    return {"cases": chosen, "generate_records": k, "execute_records": k,
+            "prefect_batch_records": deleted_batches, "prefect_batch_records_by": how}
+
+
+def _check_invalidated(project: Path, warm: dict[str, Any], chosen: list[str], cases: int) -> dict[str, Any]:
+    """Whether the warm run generated exactly the invalidated cases again."""
+    k = len(chosen)
+    expected = {"execution_hits": cases - k, "execution_misses": k, "retrieve_hits": k, "retrieve_misses": 0,
+                "generate_hits": 0, "generate_misses": k}
+    stages_ok = all(warm.get(key) == value for key, value in expected.items())
+    rows = _table_rows(project / "results" / "runs" / warm["run_id"] / "cases.parquet",
+                       "case_id, execution_hit, generate_hit")
+    generated = sorted(case_id for case_id, execution_hit, generate_hit in rows
+                       if not execution_hit and not generate_hit)
+    return {
+        "stages_line": (f"Stages: retrieve {warm.get('retrieve_hits')} hit/{warm.get('retrieve_misses')} miss; "
+                        f"generate {warm.get('generate_hits')} hit/{warm.get('generate_misses')} miss"),
+        "stages_expected": (f"Stages: retrieve {k} hit/0 miss; generate 0 hit/{k} miss "
+                            f"(execution {cases - k} hit/{k} miss)"),
+        "stages_match": stages_ok,
+        "generated_cases_match": generated == chosen,
+        "generated_cases": len(generated),
+    }
+
+
+def scenario_rerun10(bench: Bench, cases: int) -> dict[str, Any]:
+    args = bench.args
+    retrieve_ms, generate_ms = _latencies(args, default=(20.0, 200.0))
+    project = _project(bench, f"rerun10-{cases}", cases, retrieve_ms, generate_ms)
+    cold = bench.run_cli(project, f"rerun10-{cases}-cold")
+    invalidated = _invalidate_generations(project, cold["run_id"], args.invalidate, args.seed, args.batch_size)
+    chosen = invalidated.pop("cases")
+    _log(f"invalidated the generations of {len(chosen)} cases ({invalidated})")
+    warm = bench.run_cli(project, f"rerun10-{cases}-warm")
+    check = _check_invalidated(project, warm, chosen, cases)
+    unchanged = bench.run_cli(project, f"rerun10-{cases}-unchanged")
+    result: dict[str, Any] = {
+        "cases": cases, "retrieve_ms": retrieve_ms, "generate_ms": generate_ms,
+        "ideal_s": _ideal(cases, retrieve_ms, generate_ms, args.concurrency),
+        # The warm run's own ideal: only the invalidated cases' generate calls.
+        "warm_ideal_s": len(chosen) * generate_ms / 1000.0 / args.concurrency,
+        "invalidated_fraction": args.invalidate, "invalidated_cases": len(chosen), "seed": args.seed,
+        "invalidated_first": chosen[0], **{f"deleted_{key}": value for key, value in invalidated.items()},
+        **check,
+    }
+    for key in ("flow_s", "command_s", "flow_body_s"):
+        if cold.get(key):
+            result[f"warm_cold_{key[:-2]}_ratio"] = warm[key] / cold[key]
+            result[f"unchanged_cold_{key[:-2]}_ratio"] = unchanged[key] / cold[key]
+    result["target_ratio"] = TARGETS["rerun10"]
+    result["unchanged_target_ratio"] = TARGETS["rerun"]
+    result["unchanged_all_execution_hits"] = (
+        unchanged.get("execution_hits") == cases and unchanged.get("execution_misses") == 0
+    )
+    for prefix, figures in (("cold", cold), ("warm", warm), ("unchanged", unchanged)):
+        for key, value in {**figures, **_startup_split(figures)}.items():
+            result[f"{prefix}_{key}"] = value
+        if figures.get("flow_s") is not None:
+            result[f"{prefix}_command_minus_flow_s"] = figures["command_s"] - figures["flow_s"]
+    if result.get("cold_startup_s") and result.get("warm_startup_s") is not None:
+        # The command's ratio with each run's process and Prefect start-up left out.
+        result["warm_cold_command_less_startup_ratio"] = (
+            (warm["command_s"] - result["warm_startup_s"]) / (cold["command_s"] - result["cold_startup_s"])
+        )
+    result["flow_meets_target"] = result.get("warm_cold_flow_ratio", math.inf) <= TARGETS["rerun10"]
+    result["command_meets_target"] = result.get("warm_cold_command_ratio", math.inf) <= TARGETS["rerun10"]
+    return result
+
+
+SCENARIOS = {"latency": scenario_latency, "rerun": scenario_rerun, "memory": scenario_memory,
+             "rerun10": scenario_rerun10}
+
+
+def _target(name: str, text: str, measured: float | None, limit: float, strict: bool = False) -> dict[str, Any]:
+    """One entry of ``targets``: ``measured`` is the quotient the target bounds, so ``ratio`` is unset."""
+    if measured is None:
+        return {"name": name, "target": text, "measured": None, "ratio": None, "met": False}
+    met = measured < limit if strict else measured <= limit
+    return {"name": name, "target": text, "measured": measured, "ratio": None,
+            "met": bool(met)}
+
+
+def scenario_targets(scenario: str, result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The targets of one scenario's result, in the ``--json`` shape."""
+    if "runs" in result:  # several case counts: each run's targets, named by its count
+        return [
+            {**entry, "name": f"{entry['name']}[{run['cases']}]"}
+            for run in result["runs"]
+            for entry in scenario_targets(scenario, run)
+        ]
+    get = result.get
+    if scenario == "latency":
+        limit = TARGETS["latency"]
+        return [
+            _target("flow_ratio", f"flow_s <= {limit} x ideal_s", get("flow_ratio"), limit),
+            _target("command_ratio", f"command_s <= {limit} x ideal_s (ideally)", get("command_ratio"), limit),
+        ]
+    if scenario == "rerun":
+        limit = TARGETS["rerun"]
+        return [
+            _target("warm_cold_flow_ratio", f"warm flow_s < {limit} x cold flow_s", get("warm_cold_flow_ratio"),
+                    limit, strict=True),
+            _target("warm_cold_command_ratio", f"warm command_s < {limit} x cold command_s",
+                    get("warm_cold_command_ratio"), limit, strict=True),
+        ]
+    if scenario == "memory":
+        limit = TARGETS["memory_bytes"] / 1e6
+        return [_target("peak_rss_mb", f"peak_rss_mb <= {limit:g}", get("peak_rss_mb"), limit)]
+    if scenario == "rerun10":
+        limit, unchanged = TARGETS["rerun10"], TARGETS["rerun"]
+        k = get("invalidated_cases")
+        return [
+            _target("warm_cold_flow_ratio",
+                    f"flow_s with {get('invalidated_fraction', 0.1):.0%} of the generations invalidated "
+                    f"<= {limit} x the cold run's flow_s", get("warm_cold_flow_ratio"), limit),
+            _target("unchanged_cold_flow_ratio", f"flow_s with nothing changed <= {unchanged} x the cold run's flow_s",
+                    get("unchanged_cold_flow_ratio"), unchanged),
+            {"name": "warm_generate_misses", "target": f"the warm run generates the {k} invalidated cases "
+             f"and no other ({get('stages_expected')})", "measured": get("warm_generate_misses"), "ratio": None,
+             "met": bool(get("stages_match") and get("generated_cases_match"))},
+        ]
+    return []
+
+
+def scenario_notes(scenario: str, result: dict[str, Any], everything: dict[str, Any]) -> list[str]:
+    flavour = "async def" if everything["async"] else "def"
+    notes = [(f"{everything['cpus']} CPUs; Prefect API: {everything['prefect_api']}; {flavour} system methods; "
+              f"max_concurrency {everything['concurrency']}")]
+    runs = result.get("runs") or [result]  # several case counts: one result per count
+    if runs[0].get("repeats"):
+        notes.append(f"medians of {runs[0]['repeats']} repeats (_min/_max where they differ)")
+    for run in runs if scenario == "rerun10" else ():
+        notes.append(
+            f"invalidation: deleted {run.get('deleted_generate_records')} generate records "
+            f"(cache/generate), as many execution records (cache/execute: a case found there runs no stage) and "
+            f"{run.get('deleted_prefect_batch_records')} Prefect batch records of the generate stage "
+            f"({run.get('deleted_prefect_batch_records_by')}); retrievals and judgments stay cached"
+        )
+        if not (run.get("stages_match") and run.get("generated_cases_match")):
+            notes.append(f"warm run's stages: {run.get('stages_line')}, expected {run.get('stages_expected')}; "
+                         f"{run.get('generated_cases')} cases generated again")
+    if scenario == "rerun10":
+        notes.append("warm = the run after the invalidation; unchanged = a third run with nothing changed; "
+                     "startup_s = process start (interpreter, imports, validation, dataset) + Prefect server "
+                     "import and start (ephemeral mode only), all before the flow; command_s = startup_s + "
+                     "flow_s + after_flow_s")
+    return notes
 
 
 def _latencies(args: argparse.Namespace, default: tuple[float, float]) -> tuple[float, float]:
@@ -805,7 +1053,9 @@ def build_parser() -> argparse.ArgumentParser:
 
             latency: a cold `oloproof run` of N cases vs the ideal N*(retrieve+generate)/C (target <= 1.25x).
             rerun:   the same project twice; warm/cold (target < 10%).
-            memory:  100,000 cases at 0 ms latency; peak RSS (target < 1.5 GB)."""
+            memory:  100,000 cases at 0 ms latency; peak RSS (target < 1.5 GB).
+            rerun10: cold run; delete 10% of the generations (seeded); warm run (target <= 20% of cold, from
+                     flow start); then a run with nothing changed."""
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -850,6 +1100,12 @@ def build_parser() -> argparse.ArgumentParser:
                              "monkeypatch of the engine, to A/B a change without editing src/)")
     parser.add_argument("--rss-timeline", default=None, metavar="PREFIX",
                         help="write the sampled tree RSS of each command to PREFIX-NN.csv")
+    parser.add_argument("--invalidate", type=float, default=0.10, metavar="FRACTION",
+                        help="rerun10: share of the cases whose generations are deleted (default 0.10)")
+    parser.add_argument("--seed", type=int, default=0, help="rerun10: seed of the choice of cases (default 0)")
+    parser.add_argument("--json", action="store_true",
+                        help='end with one line per scenario {"scenario", "figures", "targets", "notes"} '
+                             "instead of the combined JSON line")
     return parser
 
 
@@ -857,6 +1113,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.api_url and args.start_server:
         raise SystemExit("--api-url and --start-server exclude each other")
+    if not 0 < args.invalidate <= 1:
+        raise SystemExit("--invalidate must be in (0, 1]")
     if args.workdir:
         workdir = Path(args.workdir).resolve()
         workdir.mkdir(parents=True, exist_ok=True)
@@ -898,7 +1156,16 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(workdir, ignore_errors=True)
         elif args.keep:
             _log(f"kept {workdir}")
-    print(json.dumps({"benchmark": "oloproof-engine", "scenario": args.scenario, **everything}, sort_keys=True))
+    if args.json:
+        for scenario in scenarios:
+            result = everything[scenario]
+            figures = {key: value for key, value in result.items() if key != "each"}
+            print(json.dumps({
+                "scenario": scenario, "figures": figures, "targets": scenario_targets(scenario, result),
+                "notes": scenario_notes(scenario, result, everything),
+            }))
+    else:
+        print(json.dumps({"benchmark": "oloproof-engine", "scenario": args.scenario, **everything}, sort_keys=True))
     return 0
 
 
