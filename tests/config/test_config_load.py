@@ -113,9 +113,18 @@ def test_a_bad_override_value_names_set_and_the_field(tmp_path):
     with pytest.raises(ConfigError) as raised:
         load_project(write(tmp_path), parse_overrides(["system.rag.top_k=abc"]))
     assert str(raised.value) == (
-        "--set: field 'system.rag.top_k': Input should be a valid integer, "
-        "unable to parse string as an integer (got 'abc')"
+        "--set: field 'system.rag.top_k': Input should be a valid integer (got 'abc')"
     )
+
+
+@pytest.mark.parametrize("value, shown", [("true", "True"), ("2.0", "2.0"), ("'2'", "'2'")])
+def test_an_integer_setting_takes_integers_only(tmp_path, value, shown):
+    # YAML's true is not 1: a boolean, a float or a quoted number is refused, not coerced.
+    write(tmp_path, YAML.replace("top_k: 2", f"top_k: {value}"))
+    with pytest.raises(ConfigError) as raised:
+        load_project(tmp_path)
+    assert raised.value.field == "system.rag.top_k" and raised.value.line is not None
+    assert f"Input should be a valid integer (got {shown})" in str(raised.value)
 
 
 def test_a_bad_file_value_names_file_line_and_field(tmp_path):
@@ -199,3 +208,17 @@ def test_error_points_at_set_only_for_overridden_fields(tmp_path):
     # A location below an overridden key is the override's too.
     project = load_project(tmp_path, parse_overrides(["system.rag={object: app:Rag, depth: 3, top_k: 1, index_version: i}"]))
     assert str(project.error("bad", ("system", "rag", "depth"))) == "--set: field 'system.rag.depth': bad"
+
+
+@pytest.mark.parametrize("where", ["file", "set"])
+def test_an_empty_results_is_refused_not_read_as_the_default(tmp_path, where):
+    if where == "file":
+        write(tmp_path, YAML + 'results: ""\n')
+        overrides = None
+    else:
+        write(tmp_path)
+        overrides = parse_overrides(["results="])
+    with pytest.raises(ConfigError) as raised:
+        load_project(tmp_path, overrides)
+    assert raised.value.field == "results"
+    assert "must not be empty (leave the setting out for the default)" in str(raised.value)

@@ -117,10 +117,20 @@ def test_missing_file(tmp_path):
 
 def test_non_utf8_file(tmp_path):
     path = tmp_path / "cases.jsonl"
-    path.write_bytes(b'{"id": "a", "input": "\xff"}\n')
+    path.write_bytes(b'{"id": "a", "input": "q"}\n\n{"id": "b", "input": "\xff"}\n')
     with pytest.raises(DatasetError) as raised:
         load_cases(str(path))
-    assert str(raised.value) == f"{path}: not UTF-8 text (invalid start byte)"
+    assert str(raised.value) == f"{path}:3: not UTF-8 text (invalid start byte)"
+
+
+@pytest.mark.parametrize("grade", ["Infinity", "-Infinity", "NaN"])
+def test_a_grade_must_be_finite(tmp_path, grade):
+    # json reads Infinity as a float: it would turn every retrieval metric of the case into an error.
+    path = tmp_path / "cases.jsonl"
+    path.write_text('{"id": "a", "input": "q", "expected": {"relevant": [{"doc_id": "d", "grade": %s}]}}\n' % grade)
+    with pytest.raises(DatasetError) as raised:
+        load_cases(str(path))
+    assert (raised.value.line, raised.value.field) == (1, "expected.relevant.0.grade")
 
 
 @pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"], ids=["U+2028", "U+2029", "U+0085"])

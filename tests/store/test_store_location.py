@@ -85,3 +85,13 @@ def test_check_writable_rejects_a_read_only_directory(tmp_path):
 
 def test_check_writable_on_a_memory_store():
     StoreLocation(f"memory://oloproof-{uuid.uuid4().hex}/results").check_writable()
+
+
+def test_a_file_is_not_a_store(tmp_path):
+    # `oloproof runs --results /etc/passwd` must not answer "no runs".
+    path = tmp_path / "passwd"
+    path.write_text("root:x:0:0\n")
+    with pytest.raises(ConfigError) as raised:
+        StoreLocation(str(path))
+    assert str(raised.value) == f"{path}: the results store is a file, not a folder"
+    StoreLocation(str(tmp_path / "not-yet"))  # a folder still to be made is fine

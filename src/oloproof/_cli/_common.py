@@ -10,7 +10,12 @@ from collections.abc import Callable
 from typing import Any
 
 
-__all__ = ["emit", "emit_json", "quiet_prefect"]
+__all__ = ["emit", "emit_json", "print_lines", "quiet_prefect", "terminal_safe"]
+
+# Control characters (C0, DEL, C1) but tab: an ANSI escape or a CR/LF inside a case id or an
+# answer could recolour the terminal or forge a line of the report.
+_CONTROL = {code: f"\\x{code:02x}" for code in [*range(0x00, 0x09), *range(0x0a, 0x20), *range(0x7f, 0xa0)]}
+_CONTROL.update({0x0a: "\\n", 0x0d: "\\r"})
 
 
 def quiet_prefect() -> None:
@@ -47,6 +52,21 @@ def _console_handlers() -> list[logging.Handler]:
     return [h for logger in loggers for h in logger.handlers if isinstance(h, PrefectConsoleHandler)]
 
 
+def terminal_safe(text: str, *, tabs: bool = True) -> str:
+    """``text`` with control characters written as escapes (``\\x1b``, ``\\r``, ``\\n``).
+
+    The stored values stay exact; only what reaches a terminal is escaped. With
+    ``tabs=False`` a tab is escaped too (inside a tab-separated cell).
+    """
+    table = _CONTROL if tabs else {**_CONTROL, 0x09: "\\t"}
+    return text.translate(table)
+
+
+def print_lines(lines: list[str], file: Any = None) -> None:
+    """Print report lines, each made terminal-safe: a value never starts a line of its own."""
+    print("\n".join(terminal_safe(line) for line in lines), file=file)
+
+
 def emit_json(value: Any) -> None:
     """Print ``value`` as JSON on stdout."""
     json.dump(value, sys.stdout, indent=2, sort_keys=True, default=str, ensure_ascii=False)
@@ -58,4 +78,4 @@ def emit(value: Any, as_json: bool, render: Callable[[Any], list[str]]) -> None:
     if as_json:
         emit_json(value)
     else:
-        print("\n".join(render(value)))
+        print_lines(render(value))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from oloproof._cli._common import emit, emit_json, quiet_prefect
+from oloproof._cli._common import emit, emit_json, print_lines, quiet_prefect
 from oloproof._exceptions import NotFoundError, UsageError
 from oloproof._locate import locate_store
 
@@ -49,7 +49,7 @@ def inspect_command(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"run_id": target, "cases": cases, "judgments": judgments})
     else:
-        print("\n".join(render_run_cases(report, cases, judgments)))
+        print_lines(render_run_cases(report, cases, judgments))
     return 0
 
 

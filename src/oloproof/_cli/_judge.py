@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from oloproof._cli._common import emit_json
+from oloproof._cli._common import emit_json, print_lines
 from oloproof._exceptions import UsageError
 from oloproof._locate import locate_store
 
@@ -130,7 +130,7 @@ def validate_command(args: argparse.Namespace) -> int:
     else:
         from oloproof.judging import render_validation
 
-        print("\n".join(render_validation(record, labels, policy=args.policy)))
+        print_lines(render_validation(record, labels, policy=args.policy))
     return 0 if record.passed else EXIT_NOT_VALIDATED
 
 
@@ -144,5 +144,5 @@ def validations_command(args: argparse.Namespace) -> int:
         return 0
     from oloproof.judging import render_validations
 
-    print("\n".join(render_validations(records)))
+    print_lines(render_validations(records))
     return 0

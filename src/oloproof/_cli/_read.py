@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from oloproof._cli._common import emit, emit_json
+from oloproof._cli._common import emit, emit_json, terminal_safe
 from oloproof._exceptions import NotFoundError
 from oloproof._locate import locate_store
 
@@ -43,10 +43,10 @@ def runs_command(args: argparse.Namespace) -> int:
         return 0
     for row in rows:
         record = dict(zip(columns, row))
-        print(
+        print(terminal_safe(
             f"{record['run_id']}  {record['created_at']}  {record['system_name']} "
             f"{record['system_version']}  index {record['index_version']}"
-        )
+        ))
     return 0
 
 
@@ -78,9 +78,9 @@ def query_command(args: argparse.Namespace) -> int:
     if args.json:
         emit_json([dict(zip(columns, row)) for row in rows])
         return 0
-    print("\t".join(columns))
+    print("\t".join(terminal_safe(column, tabs=False) for column in columns))
     for row in rows:
-        print("\t".join("" if value is None else str(value) for value in row))
+        print("\t".join("" if value is None else terminal_safe(str(value), tabs=False) for value in row))
     return 0
 
 

@@ -185,7 +185,9 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         return _handler(args.command)(args)
     except OloproofError as error:
-        print(f"oloproof: error: {error}", file=sys.stderr)
+        from oloproof._cli._common import terminal_safe
+
+        print(f"oloproof: error: {terminal_safe(str(error))}", file=sys.stderr)
         return EXIT_INPUT
     except BrokenPipeError:  # e.g. piped into head
         return 0

@@ -54,13 +54,13 @@ class RagParameters(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    depth: Annotated[int | None, REQUIRED] = Field(default=None, ge=1)
+    depth: Annotated[int | None, REQUIRED] = Field(strict=True, default=None, ge=1)
     """How many candidates ``retrieve`` is asked for (retrieval identity)."""
 
-    top_k: Annotated[int | None, REQUIRED] = Field(default=None, ge=1)
+    top_k: Annotated[int | None, REQUIRED] = Field(strict=True, default=None, ge=1)
     """How many of the first candidates may enter the context (not retrieval identity)."""
 
-    token_budget: int | None = Field(default=None, ge=1)
+    token_budget: int | None = Field(strict=True, default=None, ge=1)
     """The most tokens (by ``count_tokens``) the context may hold; ``None`` for no budget."""
 
     index_version: Annotated[str | None, REQUIRED] = None

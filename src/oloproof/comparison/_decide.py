@@ -8,7 +8,7 @@ from typing import Any
 
 from oloproof import stats
 from oloproof._exceptions import ConfigError, UsageError
-from oloproof.config._yaml import load_yaml_with_lines, locate
+from oloproof.config._yaml import load_yaml_with_lines, locate, read_config_text
 from oloproof.comparison._pairing import pair_metric, paired_line_values
 from oloproof.comparison._policy import Policy
 
@@ -58,7 +58,7 @@ def policy_error(message: str, path: str | None, location: tuple[str | int, ...]
     field = ".".join(str(part) for part in location)
     if path is None or not Path(path).is_file():
         return ConfigError(message, field=field)
-    _, lines = load_yaml_with_lines(Path(path).read_text(encoding="utf-8"), path=path)
+    _, lines = load_yaml_with_lines(read_config_text(path, "policy file"), path=path)
     return ConfigError(message, path=path, line=locate(lines, location), field=field)
 
 

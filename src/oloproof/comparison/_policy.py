@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from oloproof._exceptions import ConfigError
-from oloproof.config._yaml import load_yaml_with_lines, locate
+from oloproof.config._yaml import load_yaml_with_lines, locate, read_config_text
 from oloproof.judging import JudgeRequirements
 
 __all__ = ["Policy", "Rule", "load_policy"]
@@ -32,7 +32,7 @@ class Rule(BaseModel):
     margin: float = Field(default=0.0, ge=0.0)
     """The margin in percentage points (score metrics: points of the [0, 1] scale × 100)."""
 
-    min_pairs: int = Field(default=10, ge=1)
+    min_pairs: int = Field(strict=True, default=10, ge=1)
     """Fewer paired cases than this end ``INSUFFICIENT_EVIDENCE too_few_pairs``."""
 
     plan_difference: float | None = None
@@ -77,7 +77,7 @@ def load_policy(path: str | Path) -> Policy:
     path = Path(path)
     if not path.is_file():
         raise ConfigError("policy file not found", path=str(path))
-    data, lines = load_yaml_with_lines(path.read_text(encoding="utf-8"), path=str(path))
+    data, lines = load_yaml_with_lines(read_config_text(path, "policy file"), path=str(path))
     try:
         return Policy.model_validate(data)
     except ValidationError as exc:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from oloproof._exceptions import ConfigError
-from oloproof.config._yaml import load_yaml_with_lines, locate
+from oloproof.config._yaml import load_yaml_with_lines, locate, read_config_text
 
 __all__ = ["BUILTINS", "CRITERION_TYPE", "Criteria", "load_criteria"]
 
@@ -113,12 +113,7 @@ def load_criteria(
 
 
 def _read(file: Path) -> tuple[Any, dict[Location, int]]:
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError("testing criteria file not found", path=str(file)) from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"cannot read the testing criteria: {error}", path=str(file)) from None
+    text = read_config_text(file, "testing criteria file")
     if file.suffix.lower() != ".json":
         return load_yaml_with_lines(text, path=str(file))
     try:

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from oloproof._exceptions import ConfigError
 from oloproof.config._project import ProjectConfig
-from oloproof.config._yaml import load_yaml_with_lines, locate
+from oloproof.config._yaml import load_yaml_with_lines, locate, read_config_text
 
 __all__ = ["CONFIG_NAME", "Project", "apply_settings", "load_project", "parse_override", "parse_overrides"]
 
@@ -154,8 +154,11 @@ def load_project(
     target = Path(directory).expanduser()
     config_path = target if target.suffix in {".yaml", ".yml"} else target / CONFIG_NAME
     settings = settings or {}
+    if "results" in settings and (settings["results"] is None or not str(settings["results"]).strip()):
+        # `--set results=` would otherwise mean the default store without a word.
+        raise ConfigError("must not be empty (leave the setting out for the default)", path="--set", field="results")
     if config_path.is_file():
-        text = config_path.read_text(encoding="utf-8")
+        text = read_config_text(config_path, "configuration file")
         data, lines = load_yaml_with_lines(text, path=str(config_path))
         if not isinstance(data, dict):
             raise ConfigError("expected a mapping at the top level", path=str(config_path), line=1)

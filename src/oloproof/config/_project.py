@@ -70,7 +70,7 @@ class TaskRunnerSettings(BaseModel):
     address: str | None = None
     """Address of an existing Dask scheduler; a local cluster is started when absent."""
 
-    n_workers: int | None = Field(default=None, ge=1)
+    n_workers: int | None = Field(strict=True, default=None, ge=1)
     """Workers of a local Dask cluster."""
 
 
@@ -139,7 +139,7 @@ class ProjectConfig(BaseModel):
     slices: list[str] = Field(default_factory=list)
     """Slices to report: ``metadata.<field>``, ``relevant_position``, ``context_truncated``."""
 
-    min_slice_support: int = Field(default=4, ge=1)
+    min_slice_support: int = Field(strict=True, default=4, ge=1)
     """Slices with fewer observed cases are listed as too small, not scored."""
 
     results: str | None = None
@@ -148,7 +148,7 @@ class ProjectConfig(BaseModel):
     storage_options: dict[str, Any] = Field(default_factory=dict)
     """fsspec options for the store (e.g. ``endpoint_url``); credentials belong in the environment."""
 
-    max_concurrency: int = Field(default=8, ge=1)
+    max_concurrency: int = Field(strict=True, default=8, ge=1)
     """The most system calls (retrieve/generate/judge) in flight at once."""
 
     timeouts: StageTimeouts = Field(default_factory=StageTimeouts)
@@ -157,7 +157,7 @@ class ProjectConfig(BaseModel):
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
     """Confidence level of every interval in the report."""
 
-    batch_size: int | None = Field(default=None, ge=1)
+    batch_size: int | None = Field(strict=True, default=None, ge=1)
     """Cases per Prefect batch task; chosen from the case count when absent."""
 
     task_runner: TaskRunnerSettings = Field(default_factory=TaskRunnerSettings)
@@ -177,4 +177,7 @@ class ProjectConfig(BaseModel):
     @field_validator("dataset", "results", mode="before")
     @classmethod
     def _text(cls, value: Any) -> Any:
+        if value is not None and not str(value).strip():
+            # An empty value would silently mean the default: say so instead.
+            raise ValueError("must not be empty (leave the setting out for the default)")
         return None if value is None else str(value)

@@ -20,7 +20,7 @@ class RelevantUnit(BaseModel):
     chunk_id: str | None = None
     """The relevant chunk, counted as its own unit under ``relevance_unit: chunk``."""
 
-    grade: float = Field(default=1.0, ge=0)
+    grade: float = Field(default=1.0, ge=0, allow_inf_nan=False)
     """Graded relevance (linear gain in nDCG); 0 marks a judged non-relevant unit."""
 
     @field_validator("doc_id", "chunk_id", mode="before")

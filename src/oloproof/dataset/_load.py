@@ -11,6 +11,7 @@ import fsspec
 from pydantic import ValidationError
 
 from oloproof._exceptions import DatasetError
+from oloproof._secrets import redact_url
 from oloproof.dataset._case import Case
 
 __all__ = ["LINE_ID_PREFIX", "Dataset", "load_cases"]
@@ -62,17 +63,20 @@ def load_cases(url: str, storage_options: dict[str, Any] | None = None, *, recor
         DatasetError: The file cannot be read, a line is not valid JSON or not a
             valid case, an id repeats, or the file holds no cases.
     """
+    source = url
+    url = redact_url(url)  # what errors and the manifest name: never a presigned URL's signature
     try:
-        with fsspec.open(url, "rb", **(storage_options or {})) as handle:
+        with fsspec.open(source, "rb", **(storage_options or {})) as handle:
             raw = handle.read()
     except FileNotFoundError:
         raise DatasetError("cases file not found", path=url) from None
     except OSError as exc:
-        raise DatasetError(f"cannot read cases file: {exc}", path=url) from None
+        raise DatasetError(f"cannot read cases file: {str(exc).replace(source, url)}", path=url) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DatasetError(f"not UTF-8 text ({exc.reason})", path=url) from None
+        line = raw[: exc.start].count(b"\n") + 1
+        raise DatasetError(f"not UTF-8 text ({exc.reason})", path=url, line=line) from None
     cases: list[Case] = []
     first_line: dict[str, int] = {}
     named_by_line = 0

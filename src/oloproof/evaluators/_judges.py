@@ -72,7 +72,7 @@ class JudgeOptions(EvaluatorOptions):
     temperature: float = Field(default=0.0, ge=0.0, le=2.0, allow_inf_nan=False)
     """Sampling temperature of the judge model."""
 
-    max_tokens: int = Field(default=800, ge=16, le=32_000)
+    max_tokens: int = Field(strict=True, default=800, ge=16, le=32_000)
     """The most tokens the judge may reply with; a longer reply is an error, never guessed."""
 
     prompt: str | None = None
@@ -302,7 +302,7 @@ class Relevance(LLMJudge):
 class RetrievalJudgeOptions(JudgeOptions):
     """Options of the ``retrieval`` judge."""
 
-    k: int | None = Field(default=None, ge=1)
+    k: int | None = Field(strict=True, default=None, ge=1)
     """Judge the first ``k`` retrieved candidates (``null``: all of them)."""
 
 

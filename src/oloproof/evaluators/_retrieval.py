@@ -44,7 +44,7 @@ class _UnitOptions(EvaluatorOptions):
 class RetrievalOptions(_UnitOptions):
     """Options of the rank-based retrieval evaluators."""
 
-    k: int = Field(ge=1)
+    k: int = Field(strict=True, ge=1)
     """The cut-off: only the first ``k`` candidates count."""
 
 

@@ -142,7 +142,7 @@ class JudgeRequirements(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
-    min_labels: int = Field(default=50, ge=1)
+    min_labels: int = Field(default=50, ge=1, strict=True)
     """Human-labelled cases the validation needs."""
 
     min_kappa_low: float = Field(default=0.6, ge=-1.0, le=1.0, allow_inf_nan=False)

@@ -93,20 +93,20 @@ class ProviderConfig(BaseModel):
     """``azure_openai`` only: the name of a variable holding a Microsoft Entra ID bearer
     token, instead of ``api_key_env``."""
 
-    max_concurrency: int = Field(default=8, ge=1)
+    max_concurrency: int = Field(strict=True, default=8, ge=1)
     """The most requests in flight at once; halved on each 429, regained slowly."""
 
-    rpm: int | None = Field(default=None, ge=1)
+    rpm: int | None = Field(strict=True, default=None, ge=1)
     """Requests per rate window (per minute by default); no limit when absent."""
 
-    tpm: int | None = Field(default=None, ge=1)
+    tpm: int | None = Field(strict=True, default=None, ge=1)
     """Tokens per rate window (per minute by default), estimated before sending: prompt
     characters / 4 + ``max_tokens``. No limit when absent."""
 
     timeout_s: float = Field(default=60.0, gt=0, allow_inf_nan=False)
     """Seconds one HTTP request may take before it counts as a timeout."""
 
-    max_retries: int = Field(default=4, ge=0, le=20)
+    max_retries: int = Field(strict=True, default=4, ge=0, le=20)
     """Retries of one request after a transient failure (429, 5xx, timeout, connection)."""
 
     prices: Prices | None = None

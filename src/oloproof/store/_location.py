@@ -65,6 +65,9 @@ class StoreLocation:
         self.root: str = root.rstrip("/") or root
         self.is_local = isinstance(fs, LocalFileSystem)
         self.endpoint = None if self.is_local else endpoint_of(options)
+        if self.is_local and os.path.exists(self.root) and not os.path.isdir(self.root):
+            # A file is never a store: reading it as an empty one would answer "no runs".
+            raise ConfigError("the results store is a file, not a folder", path=url)
 
     def __repr__(self) -> str:
         return f"StoreLocation({self.url!r})"

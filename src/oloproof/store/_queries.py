@@ -7,6 +7,8 @@ every statement sees the store as it is when it runs.
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,8 +65,10 @@ class Queries:
             raise StoreError(
                 f"query parameters must be a list or dict, not {type(params).__name__}"
             )
+        _check_read_only(sql)
         con = self.connect()
         try:
+            confine(con, self.objects.location)
             cursor = con.execute(sql) if params is None else con.execute(sql, params)
             if cursor.description is None:
                 return [], []
@@ -74,6 +78,32 @@ class Queries:
             raise StoreError(one_line(error)) from error
         finally:
             con.close()
+
+
+def _check_read_only(sql: str) -> None:
+    """Refuse anything but one SELECT: a query reads the views, never writes or attaches."""
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as error:
+        raise StoreError(one_line(error)) from error
+    if len(statements) != 1:
+        raise StoreError(f"one SQL statement per query, got {len(statements)}")
+    kind = statements[0].type
+    if kind != duckdb.StatementType.SELECT:
+        raise StoreError(f"oloproof query only reads: a {kind.name} statement is refused (SELECT over the views)")
+
+
+def confine(con: duckdb.DuckDBPyConnection, where: StoreLocation) -> None:
+    """Confine a connection to the store: no file outside it, no extension, no setting changed.
+
+    The views read the store's own files, so those stay allowed; reading any other
+    file, attaching a database, installing an extension or loosening this again is
+    refused by DuckDB itself.
+    """
+    root = where.root if where.is_local else where.fs.unstrip_protocol(where.root)
+    con.execute("SET allowed_directories = ?", [[root.rstrip("/\\") + ("/" if not where.is_local else os.sep)]])
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
 
 
 def connect(
