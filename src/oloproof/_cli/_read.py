@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from oloproof._cli._common import emit, emit_json, terminal_safe
-from oloproof._exceptions import NotFoundError
+from oloproof._exceptions import NotFoundError, UsageError
 from oloproof._locate import locate_store
 
 __all__ = ["load_run", "query_command", "results_command", "runs_command", "show_command"]
@@ -34,6 +34,10 @@ def load_run(store: Any, run_id: str) -> dict[str, Any]:
 
 def runs_command(args: argparse.Namespace) -> int:
     store = locate_store(args.results, args.project)
+    if args.incomplete:
+        return _incomplete_command(store, args)
+    if args.remove:
+        raise UsageError("--remove removes incomplete runs only: pass --incomplete too")
     columns, rows = store.query(
         "SELECT run_id, created_at, system_name, system_version, index_version, dataset "
         "FROM runs ORDER BY run_id"
@@ -47,6 +51,34 @@ def runs_command(args: argparse.Namespace) -> int:
             f"{record['run_id']}  {record['created_at']}  {record['system_name']} "
             f"{record['system_version']}  index {record['index_version']}"
         ))
+    return 0
+
+
+def _incomplete_command(store: Any, args: argparse.Namespace) -> int:
+    """``runs --incomplete [--remove]``: folders no reader shows, and their cleanup."""
+    import time
+
+    from oloproof.store import incomplete_runs, remove_incomplete_run
+
+    now = time.time()
+    found = incomplete_runs(store)
+    rows = []
+    for run in found:
+        age = None if run.modified is None else (now - run.modified) / 60
+        removable = args.remove and age is not None and age >= args.older_than
+        if removable:
+            remove_incomplete_run(store, run)
+        rows.append({"run_id": run.run_id, "files": list(run.files), "age_minutes": age, "removed": removable})
+    if args.json:
+        emit_json(rows)
+        return 0
+    for row in rows:
+        age = "age unknown" if row["age_minutes"] is None else f"last written {row['age_minutes']:.0f} min ago"
+        kept = "" if not args.remove else (" · removed" if row["removed"] else
+                                           f" · kept (younger than {args.older_than:g} min)")
+        print(terminal_safe(f"{row['run_id']}  incomplete: {', '.join(row['files']) or 'empty'} · {age}{kept}"))
+    if not rows:
+        print("No incomplete runs.")
     return 0
 
 

@@ -49,7 +49,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--criteria", metavar="FILE", help="testing_criteria (JSON or YAML) to evaluate with")
     run.add_argument("--json", action="store_true", help="print the run as JSON")
 
-    runs = commands.add_parser("runs", help="list the complete runs in a store")
+    runs = commands.add_parser(
+        "runs", help="list the complete runs in a store (or, with --incomplete, the folders of runs that never finished)",
+    )
+    runs.add_argument("--incomplete", action="store_true",
+                      help="list run folders without run.json: runs being written, or killed during their write")
+    runs.add_argument("--remove", action="store_true",
+                      help="with --incomplete: remove those older than --older-than (their records are not a run)")
+    runs.add_argument("--older-than", type=float, default=60.0, metavar="MINUTES",
+                      help="with --remove: only folders untouched this long, so a run still writing is kept (default 60)")
     _add_store_options(runs)
 
     show = commands.add_parser("show", help="print a recorded run's report")

@@ -43,7 +43,7 @@ from oloproof.store._location import StoreLocation
 from oloproof.store._objects import ObjectStore
 from oloproof.store._queries import Queries, connect
 from oloproof.store._records import RecordCache
-from oloproof.store._runs import read_run_records
+from oloproof.store._runs import IncompleteRun, incomplete_runs, read_run_records, remove_incomplete_run
 from oloproof.store._schema import (
     CASES,
     DECISIONS,
@@ -64,6 +64,7 @@ __all__ = [
     "DECISIONS",
     "DIAGNOSES_DIR",
     "DIAGNOSIS_LABELS",
+    "IncompleteRun",
     "JUDGMENTS",
     "METRICS",
     "ObjectStore",
@@ -90,7 +91,9 @@ __all__ = [
     "diagnosis_labels",
     "diagnosis_manifest",
     "diagnosis_request",
+    "incomplete_runs",
     "read_run_records",
+    "remove_incomplete_run",
     "run_dir",
     "run_manifest",
     "run_table",

@@ -38,6 +38,7 @@ __all__ = [
     "DIAGNOSES_DIR",
     "PREFECT_DIR",
     "RUNS_DIR",
+    "RUN_MANIFEST",
     "RUN_TABLES",
     "SAMPLES_DIR",
     "VALIDATIONS_DIR",

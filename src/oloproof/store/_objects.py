@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -141,6 +142,31 @@ class ObjectStore:
         with where.guard("list", prefix, missing_is_lookup=False):
             found = _walk_local(where.root, base) if where.is_local else _find(where, base)
         return sorted(found)
+
+    def modified(self, relpath: str) -> float | None:
+        """When an object was last written (POSIX seconds), if the store says."""
+        where = self.location
+        full = where.full_path(relpath)
+        if where.is_local:
+            return os.path.getmtime(full)
+        with where.guard("check", relpath, missing_is_lookup=False):
+            info = where.fs.info(full)
+        stamp = info.get("LastModified") or info.get("mtime") or info.get("last_modified")
+        return stamp.timestamp() if hasattr(stamp, "timestamp") else (float(stamp) if stamp else None)
+
+    def remove_tree(self, relpath: str) -> None:
+        """Remove a directory (prefix) and everything in it.
+
+        Raises:
+            StoreError: The store refused.
+        """
+        where = self.location
+        full = where.full_path(_layout.validate_relpath(relpath))
+        with where.guard("remove", relpath, missing_is_lookup=False):
+            if where.is_local:
+                shutil.rmtree(full, ignore_errors=False)
+            else:
+                where.fs.rm(full, recursive=True)
 
     def write_json(self, relpath: str, value: Any, *, durable: bool = True) -> None:
         """Write a value as canonical UTF-8 JSON (sorted keys), atomically.
