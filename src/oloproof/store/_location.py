@@ -25,6 +25,29 @@ __all__ = ["StoreLocation"]
 
 _CACHED_LISTING_PROTOCOLS = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl"})
 
+S3_CONNECT_TIMEOUT_S = 10.0
+"""Default seconds to open a connection to an S3 endpoint (``config_kwargs.connect_timeout``)."""
+S3_READ_TIMEOUT_S = 10.0
+"""Default seconds to wait for an S3 endpoint's answer (``config_kwargs.read_timeout``)."""
+S3_ATTEMPTS = 2
+"""Default tries of one S3 request by botocore (``config_kwargs.retries.max_attempts``)."""
+S3FS_RETRIES = 1
+"""Default tries of one call by s3fs around botocore's (``retries``). An endpoint that accepts
+connections and never answers fails within S3_ATTEMPTS x S3FS_RETRIES x S3_READ_TIMEOUT_S
+(20 s) a call, instead of botocore's default 60 s x 5 inside s3fs's 5 tries."""
+
+
+def _s3_defaults(options: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """``options`` with bounded timeouts wherever the user set none, and s3fs's tries
+    (``retries``: an attribute of the filesystem, not a constructor option)."""
+    options = dict(options)
+    retries = options.pop("retries", S3FS_RETRIES)
+    config = dict(options.get("config_kwargs") or {})
+    config.setdefault("connect_timeout", S3_CONNECT_TIMEOUT_S)
+    config.setdefault("read_timeout", S3_READ_TIMEOUT_S)
+    config.setdefault("retries", {"max_attempts": S3_ATTEMPTS, "mode": "standard"})
+    return {**options, "config_kwargs": config}, retries
+
 
 class StoreLocation:
     """The filesystem and root of a store at a local path or fsspec URL.
@@ -54,12 +77,17 @@ class StoreLocation:
         if protocol in _CACHED_LISTING_PROTOCOLS:
             # Other processes add objects at any time: never trust a cached listing.
             options.setdefault("use_listings_cache", False)
+        retries = None
+        if protocol in ("s3", "s3a"):
+            options, retries = _s3_defaults(options)
         try:
             fs, root = url_to_fs(url, skip_instance_cache=True, **options)
         except (ValueError, TypeError, ImportError) as error:
             raise ConfigError(
                 f"cannot open the results store: {one_line(error)}", path=url
             ) from error
+        if retries is not None:
+            fs.retries = retries
         self.url = url
         self.fs: fsspec.AbstractFileSystem = fs
         self.root: str = root.rstrip("/") or root
