@@ -325,3 +325,14 @@ def test_an_empty_or_null_name_in_the_file_leaves_the_declared_one(tmp_path):
     )
     config = resolve_system(load_project(directory)).config
     assert (config.name, config.version, config.index_version) == ("declared", "d1", "7")
+
+
+@pytest.mark.parametrize("spec", ["os:system", "builtins:print"])
+def test_an_undeclared_callable_is_not_a_system(tmp_path, spec):
+    # Naming any importable callable would run it with every case's input.
+    directory = project_with(tmp_path, "sysapi_mod_u", f"object: {spec}")
+    with pytest.raises(ConfigError) as raised:
+        resolve_system(load_project(directory))
+    assert raised.value.message == (f"{spec} is not declared as a system: decorate it with "
+                                    "@oloproof.system(name=..., version=...)")
+    assert raised.value.field == "system.object" and raised.value.line is not None

@@ -140,9 +140,13 @@ def resolve_system(project: Project) -> SystemHandle:
     if settings.object is None:
         raise project.error("expected system.rag.object or system.object", ("system",))
     target = import_object(settings.object, project=project, location=("system", "object"))
-    declared = _declaration(target) or SystemDeclaration(kind="plain")
     if not callable(target) or inspect.isclass(target):
         raise project.error("system.object must be a function input -> output", ("system", "object"))
+    declared = _declaration(target)
+    if declared is None:
+        # Any importable callable would otherwise run with each case's input (os:system).
+        raise project.error(f"{settings.object} is not declared as a system: decorate it with "
+                            "@oloproof.system(name=..., version=...)", ("system", "object"))  # fmt: skip
     config = SystemConfig(kind="plain", object=settings.object, **_merged(project, declared, None))
     return SystemHandle(config=config, target=target)
 
