@@ -309,8 +309,7 @@ def test_bad_set_value_names_set(run_cli, example_project):
     assert_rejected(
         run_cli,
         example_project,
-        "--set: field 'system.rag.top_k': Input should be a valid integer, "
-        "unable to parse string as an integer (got 'abc')",
+        "--set: field 'system.rag.top_k': Input should be a valid integer (got 'abc')",
         "--set",
         "system.rag.top_k=abc",
     )
