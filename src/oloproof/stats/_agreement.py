@@ -19,7 +19,8 @@ Undefined kappa: when both raters put every item in the same single category,
 The interval (:func:`kappa_interval`) is the bias-corrected and accelerated (BCa)
 bootstrap over items, Efron (1987), "Better bootstrap confidence intervals",
 JASA 82, 171-185, with the acceleration from the jackknife. It was chosen by
-measurement against the Fleiss-Cohen-Everitt (1969) Wald interval and the
+measurement, once, when the method was chosen (the tests re-measure BCa's
+coverage, not the others'), against the Fleiss-Cohen-Everitt (1969) Wald interval and the
 percentile, basic and studentised (FCE standard error) bootstraps: vectorised
 copies of each, 2,000 replications of 2,000 resamples per cell, n = 50 / 100,
 95% nominal; a method holds when it covers at least 94.0%, nominal less two
