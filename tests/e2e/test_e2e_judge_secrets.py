@@ -68,3 +68,45 @@ def test_the_judge_key_is_in_nothing_a_run_writes(project_copy, machine, olo, se
     rows = json.loads(code.stdout)
     assert rows and all(SECRET not in json.dumps(row) for row in rows)
     assert any("Bearer" in json.dumps(row) for row in rows)
+
+
+STORAGE_SECRET = "Bearer storage-PLANTED-93b1f0"
+URL_SECRET = "url-PLANTED-5d2c7e1a"
+
+
+def test_storage_options_and_a_signed_dataset_url_are_in_nothing_a_run_writes(
+        project_copy, machine, olo, server, prefect_server_info):
+    # The dataset is served over HTTP at a presigned-style URL, and read with an
+    # Authorization header from storage_options, as a private bucket's would be.
+    project = project_copy(storage_options={"client_kwargs": {"headers": {"Authorization": STORAGE_SECRET}}})
+    cases = (project / "cases.jsonl").read_bytes()
+    seen = []
+
+    def serve_cases(request):
+        from werkzeug import Response
+
+        seen.append(request.headers.get("Authorization"))
+        return Response(cases, content_type="application/octet-stream")
+
+    server.expect_request("/private/cases.jsonl").respond_with_handler(serve_cases)
+    url = (server.url_for("/private/cases.jsonl")
+           + f"?X-Amz-Credential=AKIA%2F{URL_SECRET}&X-Amz-Signature={URL_SECRET}")  # fmt: skip
+    env = machine()
+    ran = olo("run", project, "--dataset", url, "--json", env=env)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert STORAGE_SECRET in seen  # the header did reach the dataset's server
+    report = json.loads(ran.stdout)
+    assert report["dataset"].endswith("X-Amz-Credential=REDACTED&X-Amz-Signature=REDACTED")
+    listed = olo("runs", "--project", project, env=env)
+    shown = olo("show", report["run_id"], "--project", project, env=env)
+    places = {
+        "the results store": _files(project / ".oloproof"),
+        "the Prefect server's home (database, log)": _files(prefect_server_info.home),
+        "the machine's Prefect home": _files(Path(env["PREFECT_HOME"])),
+    }
+    for where, files in places.items():
+        for path, data in files.items():
+            for secret in (STORAGE_SECRET, URL_SECRET):
+                assert secret.encode() not in data, f"{secret} is in {where}: {path}"
+    for text in (ran.stdout, ran.stderr, listed.stdout, listed.stderr, shown.stdout, shown.stderr):
+        assert STORAGE_SECRET not in text and URL_SECRET not in text, "a secret is in a command's output"
