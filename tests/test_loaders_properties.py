@@ -20,7 +20,7 @@ from oloproof._exceptions import OloproofError
 from oloproof.comparison import load_policy
 from oloproof.config import load_project, parse_overrides
 from oloproof.dataset import load_cases
-from oloproof.judging import case_texts, load_labels, sample_frame
+from oloproof.judging import case_texts, load_labels
 
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -148,7 +148,7 @@ def test_label_files(tmp_path_factory, lines):
     path.write_bytes(b"\n".join(lines))
     try:
         labels = load_labels(str(path), run=RUN, criterion="relevance", texts=case_texts(RUN, "relevance", {}),
-                             find_sample=lambda _: None, frame=len(sample_frame(RUN["judgments"], "relevance")))
+                             find_sample=lambda _: None)
     except OloproofError as error:
         _holds(error, path)
     else:

@@ -30,8 +30,7 @@ def _file(tmp_path, rows, name="labels.jsonl"):
 
 def _load(path, samples=(), run=RUN):
     known = {s.sample_id: s for s in samples}
-    return load_labels(path, run=run, criterion="relevance", texts=_texts(run), find_sample=known.get,
-                       frame=len(sample_frame(run["judgments"], "relevance")))
+    return load_labels(path, run=run, criterion="relevance", texts=_texts(run), find_sample=known.get)
 
 
 def _labelled(sample, labels, run=RUN):

@@ -15,7 +15,6 @@ from oloproof.judging import (
     check_requirements,
     consensus,
     load_labels,
-    sample_frame,
     validate_judge,
 )
 
@@ -28,7 +27,7 @@ def _labels(tmp_path, run, labels):
                                         **({"annotator": who} if who else {})}) + "\n"
                             for c, label, who in labels), encoding="utf-8")  # fmt: skip
     return load_labels(str(path), run=run, criterion="relevance", texts=case_texts(run, "relevance", {}),
-                       find_sample=lambda _: None, frame=len(sample_frame(run["judgments"], "relevance")))
+                       find_sample=lambda _: None)
 
 
 def _ids(run):

@@ -50,9 +50,8 @@ def add_judge_parser(commands: Any, add_store_options: Any) -> None:
     add_store_options(listing)
 
 
-def _write_lines(path: Path, rows: list[dict[str, Any]], force: bool) -> None:
-    if path.exists() and not force:
-        raise UsageError(f"{path} exists (it may hold labels): pass --force or another --output")
+def _write_lines(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Write JSON lines whole or not at all."""
     text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -88,7 +87,7 @@ def sample_command(args: argparse.Namespace) -> int:
     if path.exists() and not args.force:
         raise UsageError(f"{path} exists (it may hold labels): pass --force or another --output")
     write_sample(store, sample)
-    _write_lines(path, rows, args.force)
+    _write_lines(path, rows)
     if args.json:
         emit_json({**sample.model_dump(mode="json"), "labelling_file": str(path)})
         return 0
@@ -107,7 +106,6 @@ def validate_command(args: argparse.Namespace) -> int:
         JudgeRequirements,
         find_sample,
         load_labels,
-        sample_frame,
         validate_judge,
         write_labels,
         write_sample,
@@ -118,8 +116,7 @@ def validate_command(args: argparse.Namespace) -> int:
     store = locate_store(args.results, args.project)
     run, texts = _run_texts(store, args.run, args.criterion)
     labels = load_labels(args.labels, run=run, criterion=args.criterion, texts=texts,
-                         find_sample=lambda sample_id: find_sample(store, sample_id),
-                         frame=len(sample_frame(run["judgments"], args.criterion)))  # fmt: skip
+                         find_sample=lambda sample_id: find_sample(store, sample_id))  # fmt: skip
     record = validate_judge(run, labels, requirements, seed=args.seed)
     if labels.sample.kind == "given":
         write_sample(store, labels.sample)

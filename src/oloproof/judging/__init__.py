@@ -13,7 +13,7 @@ provider type, model, prompt hashes, threshold, sampling settings): changing any
 of them leaves the new judge unvalidated.
 """
 
-from oloproof.judging._estimates import PPI_NOTE, judge_estimates
+from oloproof.judging._estimates import judge_estimates
 from oloproof.judging._identity import judge_id, judge_summary
 from oloproof.judging._labels import LABEL_FIELDS, LabelSet, load_labels
 from oloproof.judging._records import (
@@ -54,7 +54,6 @@ __all__ = [
     "JudgeRequirements",
     "LABEL_FIELDS",
     "LabelSet",
-    "PPI_NOTE",
     "SampleRecord",
     "ValidationRecord",
     "case_texts",

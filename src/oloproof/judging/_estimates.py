@@ -10,14 +10,7 @@ from oloproof import stats
 from oloproof.judging._records import HumanLabel, SampleRecord
 from oloproof.judging._validate import consensus
 
-__all__ = ["PPI_NOTE", "judge_estimates"]
-
-PPI_NOTE = (
-    "PPI++ (Angelopoulos, Duchi & Zrnic 2023): the judge's mean over every judged case, corrected by "
-    "the mean human-minus-judge difference on a uniform random sample of labelled cases, with a tuned "
-    "λ in [0, 1]; its interval is a normal (asymptotic) one, valid whatever the judge's bias when the "
-    "labelled cases are a uniform sample."
-)
+__all__ = ["judge_estimates"]
 
 
 def _human_value(labels: list[HumanLabel], threshold: float | None) -> float | None:

@@ -27,6 +27,7 @@ from typing import Any
 from oloproof._exceptions import LabelError
 from oloproof._json import content_hash
 from oloproof.judging._records import HumanLabel, SampleRecord
+from oloproof.judging._sample import sample_frame
 
 __all__ = ["LABEL_FIELDS", "LabelSet", "load_labels"]
 
@@ -188,7 +189,7 @@ class _Reader:
 
 
 def load_labels(path: str, *, run: dict[str, Any], criterion: str, texts: dict[str, dict[str, Any]],
-                find_sample: Callable[[str], SampleRecord | None], frame: int) -> LabelSet:
+                find_sample: Callable[[str], SampleRecord | None]) -> LabelSet:
     """Read a labels file and check every line against the run (and its sample).
 
     A file from ``oloproof judge sample`` names its sample on every line; a file
@@ -196,11 +197,10 @@ def load_labels(path: str, *, run: dict[str, Any], criterion: str, texts: dict[s
 
     Args:
         path: The labels file.
-        run: The labelled run's ``manifest`` (its ``run_id`` and evaluators).
+        run: The labelled run's ``manifest`` and ``judgments``.
         criterion: The criterion being validated (a judge of the run).
         texts: `case_texts` of the run: what each case's judge read.
         find_sample: Looks a sample up by id in the store (``None`` if absent).
-        frame: How many cases the judge scored (a given set's population).
 
     Raises:
         LabelError: A line is malformed, names another sample, run or criterion,
@@ -218,5 +218,6 @@ def load_labels(path: str, *, run: dict[str, Any], criterion: str, texts: dict[s
     if not labels:
         raise LabelError(f"no line is labelled yet ({unlabelled} with \"label\": null)", path=path)
     judge = reader.criteria[criterion].get("judge_id") or ""
+    frame = len(sample_frame(run["judgments"], criterion))  # a given set's population
     sample = reader.sample or _given(reader.run_id, criterion, judge, frame, labels)
     return LabelSet(path=path, sample=sample, labels=tuple(labels), unlabelled=unlabelled)

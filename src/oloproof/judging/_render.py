@@ -104,7 +104,7 @@ def render_validations(records: list[ValidationRecord]) -> list[str]:
 
 def render_judge_estimates(estimates: list[dict[str, Any]]) -> list[str]:
     """The report's rows of judge metrics beside their human-label correction."""
-    from oloproof.report import render_table
+    from oloproof.report import estimate_text, interval_text, render_table
 
     if not estimates:
         return []
@@ -120,8 +120,8 @@ def render_judge_estimates(estimates: list[dict[str, Any]]) -> list[str]:
             basis = {"judge only": f"{judged:,} judged", "human only": f"{labelled:,} labelled"}.get(row["basis"])
             if row["basis"] == "ppi":
                 basis = f"λ = {entry['lam']:.2f}" if entry["fallback"] is None else _fallback_text(entry)
-            estimate, interval = _bounded(entry["kind"], row, entry["confidence"])
-            table.append([names[row["basis"]], estimate, interval, basis])
+            shown = {**row, "kind": entry["kind"], "confidence": entry["confidence"]}
+            table.append([names[row["basis"]], estimate_text(shown), interval_text(shown), basis])
     lines += render_table(["Metric", "Estimate", f"{confidence}% interval", "Basis"], table)
     return lines
 
@@ -140,12 +140,3 @@ def _fallback_text(entry: dict[str, Any]) -> str:
         "zero_standard_error": "no variance left to estimate",
     }
     return "humans only: " + reasons.get(entry["fallback"], str(entry["fallback"]).replace("_", " "))
-
-
-def _bounded(kind: str, row: dict[str, Any], confidence: float) -> tuple[str, str]:
-    from oloproof import stats
-
-    interval = stats.Interval(low=row["low"], high=row["high"], confidence=confidence, method=row["method"] or "")
-    if kind == "proportion":
-        return _percent(row["estimate"]), stats.format_percent_interval(interval)
-    return f"{row['estimate']:.3f}", stats.format_score_interval(interval)

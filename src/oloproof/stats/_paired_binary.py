@@ -37,7 +37,6 @@ Newcombe's at n = 1000, +-0.38 against +-0.25 points).
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterable
 
 import numpy as np
@@ -90,15 +89,7 @@ def _check_counts(
         ("baseline_only", baseline_only),
         ("neither", neither),
     ):
-        if isinstance(value, bool):
-            raise StatsError(f"{name} must be an integer count, got {value!r}")
-        try:
-            count = operator.index(value)
-        except TypeError:
-            raise StatsError(f"{name} must be an integer count, got {value!r}") from None
-        if count < 0:
-            raise StatsError(f"{name} must be at least 0, got {count}")
-        counts.append(count)
+        counts.append(check_int(value, name, 0))
     if sum(counts) == 0:
         raise StatsError("a paired interval needs at least one pair; all four counts are 0")
     return counts[0], counts[1], counts[2], counts[3]
