@@ -67,3 +67,25 @@ def test_a_silent_endpoint_is_an_error_naming_the_store(aws_env, silent_endpoint
     took = time.monotonic() - started
     assert "s3://silent-bucket/oloproof" in str(raised.value) and "\n" not in str(raised.value)
     assert took < 30, took
+
+
+def test_each_retry_says_so_while_waiting(aws_env, silent_endpoint, monkeypatch, caplog):
+    monkeypatch.setattr(_location, "S3_READ_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(_location, "S3_CONNECT_TIMEOUT_S", 0.5)
+    store = ResultsStore("s3://silent-bucket/oloproof", {"endpoint_url": silent_endpoint})
+    with caplog.at_level("WARNING", logger="oloproof.store"), pytest.raises(StoreError):
+        store.list_paths("runs")
+    notices = [r.getMessage() for r in caplog.records if r.name == "oloproof.store"]
+    # Two tries by default: one notice between them, none after the last.
+    assert notices == [
+        f"the results store s3://silent-bucket/oloproof at {silent_endpoint} did not answer "
+        f"ListObjectsV2 (ReadTimeoutError) on try 1 of {_location.S3_ATTEMPTS}; trying again"
+    ], notices
+
+
+def test_a_session_the_user_gives_is_kept(aws_env):
+    from aiobotocore.session import AioSession
+
+    mine = AioSession()
+    fs = StoreLocation("s3://bucket/p", {"endpoint_url": "http://127.0.0.1:9", "session": mine}).fs
+    assert fs.session is mine

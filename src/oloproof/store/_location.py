@@ -9,6 +9,7 @@ the environment (``AWS_*`` variables, read by s3fs itself) or from
 
 from __future__ import annotations
 
+import logging
 import os
 from contextlib import AbstractContextManager
 from typing import Any
@@ -22,6 +23,8 @@ from oloproof.store import _layout
 from oloproof.store._errors import endpoint_of, guard, one_line
 
 __all__ = ["StoreLocation"]
+
+_log = logging.getLogger("oloproof.store")
 
 _CACHED_LISTING_PROTOCOLS = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl"})
 
@@ -47,6 +50,35 @@ def _s3_defaults(options: dict[str, Any]) -> tuple[dict[str, Any], int]:
     config.setdefault("read_timeout", S3_READ_TIMEOUT_S)
     config.setdefault("retries", {"max_attempts": S3_ATTEMPTS, "mode": "standard"})
     return {**options, "config_kwargs": config}, retries
+
+
+def _noticing_session(
+    url: str, endpoint: str | None, config: dict[str, Any], session_kwargs: dict[str, Any]
+) -> Any:
+    """An aiobotocore session that logs a warning each time a request is retried.
+
+    Without it a store that does not answer is silent for as long as the tries take.
+    s3fs creates its client from this session (made with the options s3fs would give its
+    own, e.g. ``profile``); a session the user passes is left alone.
+    """
+    from aiobotocore.session import AioSession
+
+    retries = config.get("retries")
+    tries = retries.get("max_attempts") if isinstance(retries, dict) else None
+    where = url if endpoint is None else f"{url} at {endpoint}"
+
+    def on_retry(attempts: int, caught_exception: BaseException | None = None,
+                 operation: Any = None, **_: Any) -> None:  # fmt: skip
+        if caught_exception is None or (isinstance(tries, int) and attempts >= tries):
+            return  # an answer that botocore may retry, or the last try: the error says it
+        of = f" of {tries}" if isinstance(tries, int) else ""
+        name = getattr(operation, "name", "a request")
+        _log.warning("the results store %s did not answer %s (%s) on try %d%s; trying again",
+                     where, name, type(caught_exception).__name__, attempts, of)  # fmt: skip
+
+    session = AioSession(**session_kwargs)
+    session.register("needs-retry.s3", on_retry)
+    return session
 
 
 class StoreLocation:
@@ -88,6 +120,10 @@ class StoreLocation:
             ) from error
         if retries is not None:
             fs.retries = retries
+            if "session" not in options:
+                fs.session = _noticing_session(
+                    url, endpoint_of(options), options["config_kwargs"], getattr(fs, "kwargs", {})
+                )
         self.url = url
         self.fs: fsspec.AbstractFileSystem = fs
         self.root: str = root.rstrip("/") or root
