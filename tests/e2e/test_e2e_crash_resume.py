@@ -19,6 +19,7 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -28,6 +29,8 @@ from typing import Any
 
 import pytest
 from processes import clean_env, stop_process, tail
+
+from oloproof.flows._orphans import project_tag
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
@@ -365,8 +368,16 @@ def reference(project, prefect_server, tmp_path_factory) -> dict[str, Any]:
 # -- the test -----------------------------------------------------------------------------
 
 
+def _flow_run_of(runs_tagged: Callable[..., Any], project: Path, pid: int) -> dict[str, Any]:
+    """The flow run the process ``pid`` of this host recorded for ``project``."""
+    runs = runs_tagged(project_tag(str(project)), flow="oloproof-run")
+    mine = [run for run in runs if run["infrastructure_pid"] == f"{socket.gethostname()}:{pid}"]
+    assert len(mine) == 1, [(run["name"], run["infrastructure_pid"]) for run in runs]
+    return mine[0]
+
+
 @pytest.mark.parametrize("kill_point", KILL_POINTS, ids=[f"{kind}-{at}" for kind, at in KILL_POINTS])
-def test_a_killed_run_resumes_and_loses_nothing(kill_point, project, reference, prefect_server, tmp_path):
+def test_a_killed_run_resumes_and_loses_nothing(kill_point, project, reference, prefect_server, runs_tagged, tmp_path):
     kind, at = kill_point
     store = tmp_path / "store"
     reader = _env(prefect_server, tmp_path / "reader-home")
@@ -383,6 +394,8 @@ def test_a_killed_run_resumes_and_loses_nothing(kill_point, project, reference, 
     finally:
         stop_process(process)
     assert process.returncode == -signal.SIGKILL
+    # Nothing told the server the run ended.
+    assert _flow_run_of(runs_tagged, project, process.pid)["state_type"] == "RUNNING"
 
     durable = _durable_keys(store)
     killed_dirs = _run_dirs(store)
@@ -428,6 +441,11 @@ def test_a_killed_run_resumes_and_loses_nothing(kill_point, project, reference, 
     for stage in ("retrieve", "generate"):
         missing = sorted(int(case.removeprefix("case_")) for case in set(keys[stage]) - have[stage])
         assert sorted(calls[stage]) == missing, stage
+
+    # The next run of the project marked the killed one's flow run crashed, saying why.
+    orphan = _flow_run_of(runs_tagged, project, process.pid)
+    assert orphan["state_type"] == "CRASHED", orphan["state_type"]
+    assert "ended without reporting" in orphan["state"]["message"], orphan["state"]
 
     # Per case, the hit flags name exactly the durable records.
     run_id = report["run_id"]

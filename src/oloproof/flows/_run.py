@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
+from uuid import UUID
 
 from prefect import flow
 from prefect.context import FlowRunContext
@@ -26,6 +27,7 @@ from prefect.utilities.annotations import opaque, quote
 
 from oloproof._ids import new_run_id
 from oloproof.config import parse_overrides
+from oloproof.flows._orphans import crash_orphaned_runs, project_tag, where_running
 from oloproof.flows._runner import THREAD_WORKERS
 from oloproof.flows._storage import prefect_result_storage
 from oloproof.judging import judge_id
@@ -65,17 +67,20 @@ def run_tags(env: RunEnvironment) -> list[str]:
     return tags
 
 
-def _label_flow_run(name: str | None, tags: list[str]) -> None:
+def _label_flow_run(name: str | None, tags: list[str], project: str) -> None:
     # Name and tags need the validated project, which exists only once the flow runs.
     flow_run_id = flow_run.get_id()
     if flow_run_id is None:
         return
     from prefect.client.orchestration import get_client
 
+    tag = project_tag(project)
     with get_client(sync_client=True) as client:
         current = client.read_flow_run(flow_run_id)
-        merged = sorted(set(current.tags or []) | set(tags))
-        client.update_flow_run(flow_run_id, name=name or current.name, tags=merged)
+        merged = sorted(set(current.tags or []) | set(tags) | {tag})
+        client.update_flow_run(flow_run_id, name=name or current.name, tags=merged,
+                               infrastructure_pid=where_running())  # fmt: skip
+        crash_orphaned_runs(client, tag, UUID(str(flow_run_id)))
 
 
 def _stage_tasks(env: RunEnvironment) -> dict[str, Any]:
@@ -186,7 +191,8 @@ def run_stages(env: RunEnvironment) -> dict[str, Any]:
     started = datetime.now(UTC)
     try:
         # Child runs keep the name their parent flow gave them.
-        _label_flow_run(run_name(env) if env.request.parent is None else None, run_tags(env))
+        _label_flow_run(run_name(env) if env.request.parent is None else None, run_tags(env),
+                        str(env.project.directory))  # fmt: skip
         tasks = _stage_tasks(env)
         batches = plan_batches(list(env.cases), env.project.config.batch_size)
         lookups = [lookup_executions.submit(_quote(env), batch) for batch in batches]
