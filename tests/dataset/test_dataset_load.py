@@ -8,7 +8,7 @@ import json
 import pytest
 
 from oloproof._exceptions import DatasetError
-from oloproof.dataset import Case, load_cases
+from oloproof.dataset import Case, _load, load_cases
 
 
 def write(tmp_path, lines: list[str]) -> str:
@@ -151,3 +151,44 @@ def test_crlf_line_endings(tmp_path):
 def test_unterminated_string_message_reads_cleanly(tmp_path):
     error = _error(tmp_path, ['{"id": "a", "input": "open'])
     assert " at at " not in error.message
+
+
+class _LinesOnly:
+    """A file that can be iterated line by line but never read whole."""
+
+    def __init__(self, raw: bytes) -> None:
+        self.lines = raw.splitlines(keepends=True)
+        self.served = 0
+
+    def __enter__(self) -> _LinesOnly:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def __iter__(self):
+        for line in self.lines:
+            self.served += 1
+            yield line
+
+    def read(self, *args: object) -> bytes:
+        raise AssertionError("the loader read the whole file")
+
+
+def test_the_file_is_read_line_by_line_and_hashed_as_it_goes(tmp_path, monkeypatch):
+    raw = b'{"id": "a", "input": "x"}\r\n\n{"id": "b", "input": "y\xe2\x80\xa8z"}\n{"id": "c", "input": 1}'
+    handle = _LinesOnly(raw)
+    monkeypatch.setattr(_load.fsspec, "open", lambda *args, **kwargs: handle)
+    dataset = load_cases(str(tmp_path / "cases.jsonl"))
+    assert [case.id for case in dataset.cases] == ["a", "b", "c"]
+    assert dataset.lines == {"a": 1, "b": 3, "c": 4}
+    assert dataset.sha256 == hashlib.sha256(raw).hexdigest()
+
+
+def test_a_bad_line_stops_the_read_there(tmp_path, monkeypatch):
+    raw = b'{"id": "a", "input": "x"}\n{"id": \n' + b'{"id": "z", "input": 0}\n' * 1000
+    handle = _LinesOnly(raw)
+    monkeypatch.setattr(_load.fsspec, "open", lambda *args, **kwargs: handle)
+    with pytest.raises(DatasetError) as raised:
+        load_cases(str(tmp_path / "cases.jsonl"))
+    assert raised.value.line == 2 and handle.served == 2

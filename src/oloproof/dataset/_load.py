@@ -65,44 +65,48 @@ def load_cases(url: str, storage_options: dict[str, Any] | None = None, *, recor
     """
     source = url
     url = redact_url(url)  # what errors and the manifest name: never a presigned URL's signature
+    digest = hashlib.sha256()
+    cases: list[Case] = []
+    first_line: dict[str, int] = {}
+    named_by_line = 0
     try:
         with fsspec.open(source, "rb", **(storage_options or {})) as handle:
-            raw = handle.read()
+            # One line at a time, hashed as it is read: memory holds the cases, never
+            # the file. JSONL lines end at \n only (U+2028 and friends are legal inside
+            # JSON strings), and a \n byte is never part of a multi-byte UTF-8 character.
+            for number, raw in enumerate(handle, start=1):
+                digest.update(raw)
+                case = _read_line(raw, url=url, number=number, recorded=recorded)
+                if case is None:
+                    continue
+                if case.id in first_line:
+                    raise DatasetError(f"duplicate id {case.id!r} (first on line {first_line[case.id]})",
+                                       path=url, line=number, field="id")  # fmt: skip
+                named_by_line += recorded and "id" not in case.input
+                first_line[case.id] = number
+                cases.append(case)
     except FileNotFoundError:
         raise DatasetError("cases file not found", path=url) from None
     except OSError as exc:
         raise DatasetError(f"cannot read cases file: {str(exc).replace(source, url)}", path=url) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise DatasetError(f"not UTF-8 text ({exc.reason})", path=url, line=line) from None
-    cases: list[Case] = []
-    first_line: dict[str, int] = {}
-    named_by_line = 0
-    # JSONL lines end at \n only: U+2028 and friends are legal inside JSON strings.
-    for number, line in enumerate(text.split("\n"), start=1):
-        line = line.removesuffix("\r")
-        if not line.strip():
-            continue
-        if recorded:
-            case = _parse_row(line, url=url, number=number)
-            named_by_line += "id" not in case.input
-        else:
-            case = _parse_line(line, url=url, number=number)
-        if case.id in first_line:
-            raise DatasetError(
-                f"duplicate id {case.id!r} (first on line {first_line[case.id]})",
-                path=url,
-                line=number,
-                field="id",
-            )
-        first_line[case.id] = number
-        cases.append(case)
     if not cases:
         raise DatasetError("the dataset holds no cases", path=url)
-    return Dataset(url=url, sha256=hashlib.sha256(raw).hexdigest(), cases=tuple(cases), lines=first_line,
+    return Dataset(url=url, sha256=digest.hexdigest(), cases=tuple(cases), lines=first_line,
                    recorded=recorded, named_by_line=named_by_line)  # fmt: skip
+
+
+def _read_line(raw: bytes, *, url: str, number: int, recorded: bool) -> Case | None:
+    """The case on one line of the file (its bytes), or None for a blank line."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"not UTF-8 text ({exc.reason})", path=url, line=number) from None
+    line = line.removesuffix("\n").removesuffix("\r")
+    if not line.strip():
+        return None
+    if recorded:
+        return _parse_row(line, url=url, number=number)
+    return _parse_line(line, url=url, number=number)
 
 
 def _object(line: str, *, url: str, number: int) -> dict[str, Any]:
