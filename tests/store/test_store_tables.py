@@ -8,7 +8,7 @@ import pytest
 
 from oloproof._exceptions import NotFoundError, StoreError
 from oloproof.store import ObjectStore, StoreLocation, TableSchema, TableStore
-from oloproof.store._tables import decode_parquet
+from oloproof.store._tables import decode_parquet, encode_chunk, encode_parquet, parquet_from_chunks
 
 SCHEMA = TableSchema("t", (("id", "VARCHAR"), ("n", "BIGINT"), ("doc", "JSON")))
 
@@ -61,3 +61,30 @@ def test_a_missing_table_is_not_found(tables):
     with pytest.raises(NotFoundError) as caught:
         tables.read_table("x/none.parquet")
     assert caught.value.path == tables.objects.location.url_for("x/none.parquet")
+
+
+def _rows(start: int, stop: int) -> list[dict]:
+    return [{"id": f"r{i}", "n": i, "doc": {"i": [i], "t": "é\n\u2028"}} for i in range(start, stop)]
+
+
+def test_chunks_written_as_one_table_keep_their_order(tables):
+    chunks = [encode_chunk(_rows(0, 3), SCHEMA), encode_chunk([], SCHEMA), encode_chunk(_rows(3, 7), SCHEMA)]
+    tables.write_table_chunks("x/t.parquet", iter(chunks), SCHEMA)
+    assert tables.read_table("x/t.parquet") == _rows(0, 7)
+    # The same file as the rows written at once: one encoding, two ways in.
+    assert parquet_from_chunks(chunks, SCHEMA) == encode_parquet(_rows(0, 7), SCHEMA)
+
+
+def test_a_chunk_is_much_smaller_than_its_rows():
+    rows = [{"id": f"case-{i}", "n": i, "doc": {"text": "the same passage text " * 20}} for i in range(500)]
+    chunk = encode_chunk(rows, SCHEMA)
+    assert len(chunk) * 20 < sum(len(str(row)) for row in rows)
+
+
+def test_a_bad_row_or_a_damaged_chunk_is_an_error_naming_the_table(tables):
+    with pytest.raises(StoreError, match="unknown column"):
+        encode_chunk([{"id": "a", "nope": 1}], SCHEMA)
+    with pytest.raises(StoreError, match="chunk 1 of table 't' is damaged") as raised:
+        tables.write_table_chunks("x/t.parquet", [encode_chunk(_rows(0, 1), SCHEMA), b"not a chunk"], SCHEMA)
+    assert raised.value.path.endswith("x/t.parquet")
+    assert not tables.objects.exists("x/t.parquet")

@@ -14,13 +14,14 @@ request's public parameters.
 
 from __future__ import annotations
 
+import queue
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
 from prefect import flow
 from prefect.context import FlowRunContext
-from prefect.futures import PrefectFuture, as_completed
+from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import opaque, quote
@@ -34,9 +35,11 @@ from oloproof.judging import judge_id
 from oloproof.records import EvaluatorEntry, RunManifest, RunVariant
 from oloproof.tasks import (
     Batch,
+    BatchPart,
     RunEnvironment,
     RunRequest,
     assemble_contexts,
+    encode_batch,
     generate_outputs,
     judge_cases,
     lookup_executions,
@@ -91,6 +94,23 @@ def _stage_tasks(env: RunEnvironment) -> dict[str, Any]:
     }
 
 
+Pending = dict[int, tuple[list[PrefectFuture[Any]], PrefectFuture[Any]]]
+"""Per batch index: the batch's stage, merge and judge futures, and its part's future."""
+
+
+def _submit_batches(env: RunEnvironment, tasks: dict[str, Any]) -> Pending:
+    """Submit every batch's chain, lookup to part; only the result holds the futures."""
+    batches = plan_batches(list(env.cases), env.project.config.batch_size)
+    lookups = [lookup_executions.submit(_quote(env), batch) for batch in batches]
+    pending: Pending = {}
+    for batch, lookup in zip(batches, lookups, strict=True):
+        stages, merged = _submit_batch(env, batch, lookup.result(), tasks)
+        judged = tasks["judge"].submit(_quote(env), batch, _opaque(merged))
+        part = encode_batch.submit(_quote(env), batch, _opaque(merged), _opaque(judged))
+        pending[batch.index] = ([lookup, *stages, merged, judged], part)
+    return pending
+
+
 def _submit_batch(
     env: RunEnvironment, batch: Batch, cached: dict[str, Any], tasks: dict[str, Any]
 ) -> tuple[list[PrefectFuture[Any]], PrefectFuture[Any]]:
@@ -128,15 +148,29 @@ def _quote(value: Any) -> Any:
     return quote(value) if _threads() else value
 
 
-def _raise_first_failure(env: RunEnvironment, futures: list[PrefectFuture[Any]]) -> None:
-    # Futures are watched as they finish, not in order: the first failure closes
-    # the run's executor, which cancels every other batch's pending calls so they
-    # return at once, and is then the one error reported.
-    for future in as_completed(futures):
+def _collect_parts(env: RunEnvironment, pending: Pending) -> list[BatchPart]:
+    """Each batch's part as it is encoded, letting go of the batch's other futures then.
+
+    Futures are watched as they finish, not in order: the first failure closes the
+    run's executor, which cancels every other batch's pending calls so they return
+    at once, and is then the one error reported. Once a batch's part exists, its
+    merged results are let go, so memory holds the batches in flight, not the run.
+    """
+    finished: queue.SimpleQueue[tuple[int, PrefectFuture[Any]]] = queue.SimpleQueue()
+    for index, (futures, part) in pending.items():
+        for future in (*futures, part):
+            future.add_done_callback(lambda done, index=index: finished.put((index, done)))
+    parts: list[BatchPart] = []
+    while pending:
+        index, future = finished.get()
         future.wait()  # settles the future's own final state (the API's may lag behind)
         if future.state.is_failed() or future.state.is_crashed():
             env.executor.close()
             future.result()
+        if index in pending and future is pending[index][1]:
+            parts.append(future.result())
+            del pending[index]
+    return sorted(parts, key=lambda part: part.index)
 
 
 def _metric_of(evaluator: Any, criterion: str) -> str | None:
@@ -194,18 +228,10 @@ def run_stages(env: RunEnvironment) -> dict[str, Any]:
         _label_flow_run(run_name(env) if env.request.parent is None else None, run_tags(env),
                         str(env.project.directory))  # fmt: skip
         tasks = _stage_tasks(env)
-        batches = plan_batches(list(env.cases), env.project.config.batch_size)
-        lookups = [lookup_executions.submit(_quote(env), batch) for batch in batches]
-        submitted = [_submit_batch(env, b, f.result(), tasks) for b, f in zip(batches, lookups)]
-        merged = [record for _, record in submitted]
-        judged = [tasks["judge"].submit(_quote(env), b, _opaque(m)) for b, m in zip(batches, merged)]
-        _raise_first_failure(env, [future for stages, _ in submitted for future in stages] + merged + judged)
-        case_results = [r for m in merged for r in m.result().values()]
-        judgments = [row for future in judged for rows in future.result().values() for row in rows]
-        del submitted, merged, judged  # the merged results are all that is still needed
-        summary = summarize_run.submit(_quote(env), _quote(case_results), _quote(judgments)).result()
+        parts = _collect_parts(env, _submit_batches(env, tasks))
+        summary = summarize_run.submit(_quote(env), _quote(parts)).result()
         manifest = _manifest(env, summary, started).model_dump(mode="json")
-        write_run.submit(_quote(env), manifest, _quote(case_results), _quote(summary)).result()
+        write_run.submit(_quote(env), manifest, _quote(parts), _quote(summary["metrics"])).result()
         publish_report.submit(manifest, _quote(summary["metrics"])).result()
         # Per-case data stays in the store: Prefect walks a flow's return value, and
         # at 100,000 cases that walk alone would take many seconds.

@@ -14,7 +14,7 @@ from oloproof.records._base import Json, JsonObject, Record
 from oloproof.records._cases import CaseRow, ContextEntry, DroppedEntry
 from oloproof.records._decisions import DecisionRow
 from oloproof.records._diagnosis import DiagnosisLabelRow
-from oloproof.records._judgments import JudgmentRow
+from oloproof.records._judgments import JudgmentBrief, JudgmentRow
 from oloproof.records._manifest import (
     CacheCount,
     EvaluatorEntry,
@@ -38,6 +38,7 @@ __all__ = [
     "Json",
     "JsonObject",
     "JudgeUsage",
+    "JudgmentBrief",
     "JudgmentRow",
     "MetricRow",
     "Record",

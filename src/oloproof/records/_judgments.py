@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import sys
+from typing import Literal, NamedTuple
 
 from oloproof.records._base import JsonObject, Record
 
-__all__ = ["JudgmentRow"]
+__all__ = ["JudgmentBrief", "JudgmentRow"]
 
 
 class JudgmentRow(Record):
@@ -99,3 +100,55 @@ class JudgmentRow(Record):
 
     raw_reply: str | None = None
     """The judge's raw reply, kept when it could not be used (an error)."""
+
+
+class JudgmentBrief(NamedTuple):
+    """What a run's summary reads of one judgment row: metrics, cache and judge counts.
+
+    A run holds one per case and criterion until it is summarized; a tuple of these
+    fields takes about a tenth of the memory of the full row.
+    """
+
+    case_id: str
+    """The case."""
+    criterion: str
+    """The criterion."""
+    status: str
+    """How metrics count the case: observed, missing or excluded."""
+    outcome: str
+    """What the evaluator did: completed, skipped or error."""
+    value: float | None
+    """The per-case metric value."""
+    hit: bool
+    """The judgment came from the judgment cache."""
+    keyed: bool
+    """The row has a judgment key (it was, or could have been, cached)."""
+    provider: str | None
+    """The judge's provider name, for LLM judges."""
+    provider_type: str | None
+    """The provider's wire protocol."""
+    model: str | None
+    """The judge's model."""
+    retries: int | None
+    """Retries the call needed."""
+    input_tokens: int | None
+    """Prompt tokens of the call."""
+    output_tokens: int | None
+    """Completion tokens of the call."""
+    cost_usd: float | None
+    """The call's cost, where known."""
+
+    @classmethod
+    def of(cls, row: JudgmentRow) -> JudgmentBrief:
+        """The brief of a row (repeated labels are interned, so rows share them)."""
+
+        def shared(text: str | None) -> str | None:
+            return None if text is None else sys.intern(text)
+
+        return cls(
+            case_id=row.case_id, criterion=sys.intern(row.criterion), status=sys.intern(row.status),
+            outcome=sys.intern(row.outcome), value=row.value, hit=row.hit, keyed=row.judgment_key is not None,
+            provider=shared(row.provider), provider_type=shared(row.provider_type), model=shared(row.model),
+            retries=row.retries, input_tokens=row.input_tokens, output_tokens=row.output_tokens,
+            cost_usd=row.cost_usd,
+        )  # fmt: skip

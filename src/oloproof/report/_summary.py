@@ -18,13 +18,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from oloproof import stats
-from oloproof.records import JudgmentRow
+from oloproof.records import JudgmentBrief, JudgmentRow
 
 __all__ = ["summarize_criterion", "summarize_metrics"]
 
 
 def summarize_criterion(
-    rows: Sequence[JudgmentRow], *, kind: str, confidence: float, seed: int = 0
+    rows: Sequence[JudgmentRow | JudgmentBrief], *, kind: str, confidence: float, seed: int = 0
 ) -> dict[str, Any]:
     """Estimate, interval and counts of one criterion over judgment rows."""
     observed = [row for row in rows if row.status == "observed"]
@@ -62,7 +62,7 @@ def summarize_criterion(
 
 
 def summarize_metrics(
-    judgments: Sequence[JudgmentRow],
+    judgments: Sequence[JudgmentRow | JudgmentBrief],
     *,
     criteria: list[tuple[str, str]],
     slices: dict[str, dict[str, str | None]],

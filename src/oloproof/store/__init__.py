@@ -55,7 +55,7 @@ from oloproof.store._schema import (
     TableSchema,
 )
 from oloproof.store._store import ResultsStore
-from oloproof.store._tables import TableStore
+from oloproof.store._tables import TableStore, encode_chunk
 
 __all__ = [
     "CACHE_DIR",
@@ -91,6 +91,7 @@ __all__ = [
     "diagnosis_labels",
     "diagnosis_manifest",
     "diagnosis_request",
+    "encode_chunk",
     "incomplete_runs",
     "read_run_records",
     "remove_incomplete_run",

@@ -151,6 +151,10 @@ class ResultsStore:
         """Write rows as a Parquet table; see :meth:`TableStore.write_table`."""
         self.tables.write_table(relpath, rows, schema)
 
+    def write_table_chunks(self, relpath: str, chunks: Iterable[bytes], schema: TableSchema) -> None:
+        """Write encoded chunks as one Parquet table; see :meth:`TableStore.write_table_chunks`."""
+        self.tables.write_table_chunks(relpath, chunks, schema)
+
     def read_table(self, relpath: str) -> list[dict[str, Any]]:
         """Read a Parquet table; see :meth:`TableStore.read_table`."""
         return self.tables.read_table(relpath)

@@ -13,10 +13,11 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 import duckdb
 
@@ -27,7 +28,7 @@ from oloproof.store._errors import one_line, translate
 from oloproof.store._objects import ObjectStore
 from oloproof.store._schema import TableSchema
 
-__all__ = ["TableStore", "decode_parquet", "encode_parquet"]
+__all__ = ["TableStore", "decode_parquet", "encode_chunk", "encode_parquet", "parquet_from_chunks"]
 
 _META_TABLE = "oloproof.table"
 _META_JSON = "oloproof.json_columns"
@@ -60,6 +61,16 @@ class TableStore:
         """
         with self._naming(relpath):
             data = encode_parquet(rows, schema)
+        self.objects.write_bytes(relpath, data)
+
+    def write_table_chunks(self, relpath: str, chunks: Iterable[bytes], schema: TableSchema) -> None:
+        """Write the rows of chunks made by :func:`encode_chunk` as one Parquet table, atomically.
+
+        Raises:
+            StoreError: A chunk is damaged or the file cannot be written.
+        """
+        with self._naming(relpath):
+            data = parquet_from_chunks(chunks, schema)
         self.objects.write_bytes(relpath, data)
 
     def read_table(self, relpath: str) -> list[dict[str, Any]]:
@@ -145,6 +156,22 @@ def _encode_row(row: Any, schema: TableSchema, index: int) -> str:
         raise StoreError(f"row {index} cannot be encoded: {error}", field=schema.name) from error
 
 
+def encode_chunk(rows: Iterable[dict[str, Any]], schema: TableSchema) -> bytes:
+    """Encode rows as one compressed chunk of a table, to be written later.
+
+    A run encodes each batch's rows as it finishes and holds only these chunks
+    (compressed newline-delimited JSON, a small fraction of the rows' size in
+    memory); :func:`parquet_from_chunks` turns them into the table.
+
+    Raises:
+        StoreError: A row does not fit the schema.
+    """
+    compressor = zlib.compressobj(1)  # speed over ratio: the chunk lives for one run
+    pieces = [compressor.compress(line.encode("utf-8") + b"\n") for line in _lines(rows, schema)]
+    pieces.append(compressor.flush())
+    return b"".join(pieces)
+
+
 def encode_parquet(rows: Iterable[dict[str, Any]], schema: TableSchema) -> bytes:
     """Encode rows as a Parquet file with the schema's columns and types.
 
@@ -161,7 +188,42 @@ def encode_parquet(rows: Iterable[dict[str, Any]], schema: TableSchema) -> bytes
     Raises:
         StoreError: A row does not fit the schema.
     """
-    lines = (_encode_row(row, schema, index) for index, row in enumerate(rows))
+
+    def write(handle: BinaryIO) -> None:
+        for line in _lines(rows, schema):
+            handle.write(line.encode("utf-8"))
+            handle.write(b"\n")
+
+    return _to_parquet(write, schema)
+
+
+def parquet_from_chunks(chunks: Iterable[bytes], schema: TableSchema) -> bytes:
+    """The Parquet file of the rows of chunks made by :func:`encode_chunk`, in order.
+
+    Each chunk is decompressed straight to a temporary file, so memory holds one
+    chunk at a time beyond the chunks themselves.
+
+    Raises:
+        StoreError: A chunk is not one :func:`encode_chunk` made.
+    """
+
+    def write(handle: BinaryIO) -> None:
+        for number, chunk in enumerate(chunks):
+            try:
+                handle.write(zlib.decompress(chunk))
+            except zlib.error as error:
+                raise StoreError(f"chunk {number} of table {schema.name!r} is damaged: {error}",
+                                 field=schema.name) from error  # fmt: skip
+
+    return _to_parquet(write, schema)
+
+
+def _lines(rows: Iterable[dict[str, Any]], schema: TableSchema) -> Iterator[str]:
+    return (_encode_row(row, schema, index) for index, row in enumerate(rows))
+
+
+def _to_parquet(write: Callable[[BinaryIO], None], schema: TableSchema) -> bytes:
+    """Newline-delimited JSON, written by ``write`` to a temporary file, as Parquet."""
     columns = ", ".join(
         f"{sql_string(name)}: {sql_string(schema.storage_type(name))}" for name in schema.names
     )
@@ -176,10 +238,8 @@ def encode_parquet(rows: Iterable[dict[str, Any]], schema: TableSchema) -> bytes
     with tempfile.TemporaryDirectory(prefix="oloproof-table-") as tmp:
         source = os.path.join(tmp, "rows.ndjson")
         target = os.path.join(tmp, "table.parquet")
-        with open(source, "w", encoding="utf-8", newline="\n") as handle:
-            for line in lines:
-                handle.write(line)
-                handle.write("\n")
+        with open(source, "wb") as handle:
+            write(handle)
         sql = (
             f"COPY (SELECT {select} FROM read_json({sql_string(source)}, "
             f"format='newline_delimited', columns={{{columns}}}, "

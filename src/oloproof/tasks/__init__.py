@@ -17,6 +17,7 @@ from oloproof.tasks._identity import (
 )
 from oloproof.tasks._cached import Outcome
 from oloproof.tasks._judge import judge_cases
+from oloproof.tasks._parts import BatchPart, encode_batch
 from oloproof.tasks._persist import case_rows, publish_report, retrieval_rows, write_run
 from oloproof.tasks._policy import BatchIdentity
 from oloproof.tasks._results import CaseResult
@@ -27,6 +28,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "Batch",
     "BatchIdentity",
+    "BatchPart",
     "CaseResult",
     "Outcome",
     "ProgressHook",
@@ -38,6 +40,7 @@ __all__ = [
     "cache_counts",
     "case_rows",
     "content_hash",
+    "encode_batch",
     "execution_key",
     "generate_outputs",
     "generation_key",

@@ -1,4 +1,4 @@
-"""Write a finished run: tables first, the manifest last.
+"""Write a finished run: tables first (from its batch parts), the manifest last.
 
 The manifest's presence is what marks a run complete, so a run that crashes
 while writing never looks complete to a reader.
@@ -6,17 +6,20 @@ while writing never looks complete to a reader.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from oloproof.records import CaseRow, ContextEntry, MetricRow, Record, RetrievalRow
-from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, TableSchema, run_manifest, run_table
+from oloproof.records import CaseRow, ContextEntry, MetricRow, RetrievalRow
+from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, run_manifest, run_table
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._results import CaseResult
 from oloproof.tasks._retry import retry_io_only
+
+if TYPE_CHECKING:  # the parts module builds its rows with this one's functions
+    from oloproof.tasks._parts import BatchPart
 
 __all__ = ["case_rows", "metric_rows", "publish_report", "retrieval_rows", "write_run"]
 
@@ -69,20 +72,16 @@ def metric_rows(run_id: str, metrics: list[dict[str, Any]]) -> Iterator[MetricRo
 
 
 @task(cache_policy=NO_CACHE, name="write-run", task_run_name="write run {manifest[run_id]}", retries=3, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
-def write_run(
-    env: RunEnvironment, manifest: dict[str, Any], results: list[CaseResult], summary: dict[str, Any]
-) -> str:
-    """Write the run's tables, then its manifest; returns the run id."""
+def write_run(env: RunEnvironment, manifest: dict[str, Any], parts: list[BatchPart],
+              metrics: list[dict[str, Any]]) -> str:  # fmt: skip
+    """Write the run's tables from its batch parts (in batch order), then its manifest."""
     run_id = manifest["run_id"]
-    tables: tuple[tuple[TableSchema, Iterable[Record]], ...] = (
-        (CASES, case_rows(run_id, results, summary["facts"], env.cases)),
-        (RETRIEVALS, retrieval_rows(run_id, results, env.cases, env.system.config.top_k)),
-        (JUDGMENTS, summary["judgments"]),  # settled: already this run's typed rows
-        (METRICS, metric_rows(run_id, summary["metrics"])),
-    )
-    for schema, rows in tables:
-        mappings = (row.as_mapping() for row in rows)
-        env.store.write_table(run_table(run_id, schema.name), mappings, schema)
+    ordered = sorted(parts, key=lambda part: part.index)
+    for schema in (CASES, RETRIEVALS, JUDGMENTS):
+        chunks = (part.chunks[schema.name] for part in ordered)
+        env.store.write_table_chunks(run_table(run_id, schema.name), chunks, schema)
+    rows = (row.as_mapping() for row in metric_rows(run_id, metrics))
+    env.store.write_table(run_table(run_id, METRICS.name), rows, METRICS)
     env.store.write_json(run_manifest(run_id), manifest)
     return run_id
 

@@ -1,4 +1,4 @@
-"""Summarize a run: per-case facts, metrics with intervals, cache counts."""
+"""Summarize a run from its batch parts: metrics with intervals, cache counts, judge usage."""
 
 from __future__ import annotations
 
@@ -7,32 +7,35 @@ from typing import Any
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from oloproof.report._facts import case_facts, slice_value
+from oloproof.report._facts import slice_value
 from oloproof.report._summary import summarize_metrics
 from oloproof.tasks._environment import RunEnvironment
-from oloproof.tasks._judge import settle_judgments
-from oloproof.records import JudgmentRow
-from oloproof.tasks._results import CaseResult
+from oloproof.records import JudgmentBrief
+from oloproof.tasks._parts import BatchPart
 
 __all__ = ["cache_counts", "judge_usage", "summarize_run"]
 
 
-def _count(flags: list[bool]) -> dict[str, int]:
-    hits = sum(1 for flag in flags if flag)
-    return {"hit": hits, "miss": len(flags) - hits}
-
-
-def cache_counts(results: list[CaseResult], judgments: list[JudgmentRow]) -> dict[str, dict[str, int]]:
+def cache_counts(parts: list[BatchPart], judgments: list[JudgmentBrief]) -> dict[str, dict[str, int]]:
     """Hit/miss counts per cache, per case (and per case × criterion for judgments)."""
+    totals: dict[str, dict[str, int]] = {}
+    for part in parts:
+        for cache, counts in part.counts.items():
+            entry = totals.setdefault(cache, {"hit": 0, "miss": 0})
+            entry["hit"] += counts["hit"]
+            entry["miss"] += counts["miss"]
+    hits = sum(1 for j in judgments if j.keyed and j.hit)
+    keyed = sum(1 for j in judgments if j.keyed)
+    zero = {"hit": 0, "miss": 0}
     return {
-        "execution": _count([r.execution_hit for r in results]),
-        "judgment": _count([j.hit for j in judgments if j.judgment_key is not None]),
-        "retrieve": _count([r.retrieve_hit for r in results if r.retrieve_ran]),
-        "generate": _count([r.generate_hit for r in results if r.generate_ran]),
+        "execution": totals.get("execution", zero),
+        "judgment": {"hit": hits, "miss": keyed - hits},
+        "retrieve": totals.get("retrieve", zero),
+        "generate": totals.get("generate", zero),
     }
 
 
-def judge_usage(judgments: list[JudgmentRow]) -> list[dict[str, Any]]:
+def judge_usage(judgments: list[JudgmentBrief]) -> list[dict[str, Any]]:
     """Calls, cache hits, tokens, retries, errors and cost per provider and model.
 
     A hit row carries the accounting of the earlier call that made it: it counts
@@ -61,18 +64,11 @@ def judge_usage(judgments: list[JudgmentRow]) -> list[dict[str, Any]]:
 
 
 @task(cache_policy=NO_CACHE, name="summarize", task_run_name="summarize {env.run_id}")
-def summarize_run(
-    env: RunEnvironment, results: list[CaseResult], judgments: list[JudgmentRow]
-) -> dict[str, Any]:
-    """Per-case facts and the metric rows (overall and per slice)."""
+def summarize_run(env: RunEnvironment, parts: list[BatchPart]) -> dict[str, Any]:
+    """The metric rows (overall and per slice), cache counts and judge usage."""
     config = env.project.config
-    judgments = settle_judgments(judgments, env.run_id)
-    facts = {
-        r.case_id: case_facts(
-            env.cases[r.case_id], r.candidates if r.ok else None, r.dropped, env.system.config.top_k
-        )
-        for r in results
-    }
+    judgments = [row for part in parts for row in part.judgments]
+    facts = {case_id: fact for part in parts for case_id, fact in part.facts.items()}
     slices = {
         name: {cid: slice_value(name, env.cases[cid], facts[cid]) for cid in facts}
         for name in config.slices
@@ -84,10 +80,4 @@ def summarize_run(
         min_slice_support=config.min_slice_support,
         confidence=config.confidence,
     )
-    return {
-        "facts": facts,
-        "metrics": metrics,
-        "judgments": judgments,
-        "cache": cache_counts(results, judgments),
-        "judges": judge_usage(judgments),
-    }
+    return {"metrics": metrics, "cache": cache_counts(parts, judgments), "judges": judge_usage(judgments)}

@@ -1,0 +1,83 @@
+"""`BatchPart`: one batch's share of a finished run, made as soon as the batch is judged.
+
+A run never holds every case's merged result at once: as each batch is judged, its
+``cases``, ``retrievals`` and ``judgments`` rows are encoded into compressed chunks
+and the batch's results are let go. What the summary still needs (per-case facts,
+cache counts, the judgment rows the metrics are computed from) travels with the
+chunks; the run's tables are written from the chunks at the end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from oloproof.records import JudgmentBrief, JudgmentRow
+from oloproof.report._facts import case_facts
+from oloproof.store import CASES, JUDGMENTS, RETRIEVALS, encode_chunk
+from oloproof.tasks._batch import Batch
+from oloproof.tasks._environment import RunEnvironment
+from oloproof.tasks._judge import settle_judgments
+from oloproof.tasks._persist import case_rows, retrieval_rows
+from oloproof.tasks._results import CaseResult
+
+__all__ = ["BatchPart", "encode_batch"]
+
+PART_TABLES = (CASES.name, RETRIEVALS.name, JUDGMENTS.name)
+"""The run tables written from batch chunks (``metrics`` is written from the summary)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BatchPart:
+    """One batch's rows, encoded, and what the run's summary needs of them."""
+
+    index: int
+    """The batch's position in the run."""
+    facts: dict[str, dict[str, Any]]
+    """Per case id: ``best_relevant_position``, ``relevant_position``, ``context_truncated``."""
+    judgments: list[JudgmentBrief]
+    """What the summary reads of the batch's judgment rows (settled as this run's)."""
+    counts: dict[str, dict[str, int]]
+    """Hits and misses of the execution, retrieve and generate caches."""
+    chunks: dict[str, bytes]
+    """Per table name in ``PART_TABLES``: the rows as one :func:`encode_chunk` chunk."""
+
+
+def _count(flags: list[bool]) -> dict[str, int]:
+    hits = sum(1 for flag in flags if flag)
+    return {"hit": hits, "miss": len(flags) - hits}
+
+
+def _counts(results: list[CaseResult]) -> dict[str, dict[str, int]]:
+    return {
+        "execution": _count([r.execution_hit for r in results]),
+        "retrieve": _count([r.retrieve_hit for r in results if r.retrieve_ran]),
+        "generate": _count([r.generate_hit for r in results if r.generate_ran]),
+    }
+
+
+@task(cache_policy=NO_CACHE, name="encode-batch", task_run_name="encode rows ({batch.label})")
+def encode_batch(
+    env: RunEnvironment, batch: Batch, results: dict[str, CaseResult], judged: dict[str, list[JudgmentRow]]
+) -> BatchPart:
+    """Encode one judged batch's table rows; the batch's results can then be let go."""
+    ordered = [results[case_id] for case_id in batch.case_ids]
+    rows = settle_judgments([row for case_rows_ in judged.values() for row in case_rows_], env.run_id)
+    top_k = env.system.config.top_k
+    facts = {
+        r.case_id: case_facts(env.cases[r.case_id], r.candidates if r.ok else None, r.dropped, top_k)
+        for r in ordered
+    }
+    chunks = {
+        CASES.name: encode_chunk((row.as_mapping() for row in case_rows(env.run_id, ordered, facts, env.cases)),
+                                 CASES),  # fmt: skip
+        RETRIEVALS.name: encode_chunk(
+            (row.as_mapping() for row in retrieval_rows(env.run_id, ordered, env.cases, top_k)), RETRIEVALS
+        ),
+        JUDGMENTS.name: encode_chunk((row.as_mapping() for row in rows), JUDGMENTS),
+    }
+    briefs = [JudgmentBrief.of(row) for row in rows]
+    return BatchPart(index=batch.index, facts=facts, judgments=briefs, counts=_counts(ordered), chunks=chunks)
