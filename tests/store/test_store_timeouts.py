@@ -89,3 +89,10 @@ def test_a_session_the_user_gives_is_kept(aws_env):
     mine = AioSession()
     fs = StoreLocation("s3://bucket/p", {"endpoint_url": "http://127.0.0.1:9", "session": mine}).fs
     assert fs.session is mine
+
+
+def test_a_refused_connection_is_retried_without_a_notice(aws_env, free_tcp_port, caplog):
+    store = ResultsStore("s3://closed-bucket/oloproof", {"endpoint_url": f"http://127.0.0.1:{free_tcp_port}"})
+    with caplog.at_level("WARNING", logger="oloproof.store"), pytest.raises(StoreError):
+        store.list_paths("runs")
+    assert [r for r in caplog.records if r.name == "oloproof.store"] == []

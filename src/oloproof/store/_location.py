@@ -26,6 +26,9 @@ __all__ = ["StoreLocation"]
 
 _log = logging.getLogger("oloproof.store")
 
+_WAITED_FOR = frozenset({"ReadTimeoutError", "ConnectTimeoutError"})
+"""Failures that took a whole timeout: the ones a retry notice is for."""
+
 _CACHED_LISTING_PROTOCOLS = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl"})
 
 S3_CONNECT_TIMEOUT_S = 10.0
@@ -55,7 +58,7 @@ def _s3_defaults(options: dict[str, Any]) -> tuple[dict[str, Any], int]:
 def _noticing_session(
     url: str, endpoint: str | None, config: dict[str, Any], session_kwargs: dict[str, Any]
 ) -> Any:
-    """An aiobotocore session that logs a warning each time a request is retried.
+    """An aiobotocore session that logs a warning each time a request that timed out is retried.
 
     Without it a store that does not answer is silent for as long as the tries take.
     s3fs creates its client from this session (made with the options s3fs would give its
@@ -71,6 +74,8 @@ def _noticing_session(
                  operation: Any = None, **_: Any) -> None:  # fmt: skip
         if caught_exception is None or (isinstance(tries, int) and attempts >= tries):
             return  # an answer that botocore may retry, or the last try: the error says it
+        if not {cls.__name__ for cls in type(caught_exception).__mro__} & _WAITED_FOR:
+            return  # a refused connection is retried at once: nothing to wait through
         of = f" of {tries}" if isinstance(tries, int) else ""
         name = getattr(operation, "name", "a request")
         _log.warning("the results store %s did not answer %s (%s) on try %d%s; trying again",
