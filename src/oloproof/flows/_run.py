@@ -41,6 +41,7 @@ from oloproof.tasks import (
     assemble_contexts,
     encode_batch,
     generate_outputs,
+    group_batches,
     judge_cases,
     lookup_executions,
     plan_batches,
@@ -95,19 +96,27 @@ def _stage_tasks(env: RunEnvironment) -> dict[str, Any]:
 
 
 Pending = dict[int, tuple[list[PrefectFuture[Any]], PrefectFuture[Any]]]
-"""Per batch index: the batch's stage, merge and judge futures, and its part's future."""
+"""Per group of batches (by its first index): their stage, merge and judge futures,
+and the future of the group's part."""
 
 
 def _submit_batches(env: RunEnvironment, tasks: dict[str, Any]) -> Pending:
     """Submit every batch's chain, lookup to part; only the result holds the futures."""
     batches = plan_batches(list(env.cases), env.project.config.batch_size)
-    lookups = [lookup_executions.submit(_quote(env), batch) for batch in batches]
+    lookups = {batch.index: lookup_executions.submit(_quote(env), batch) for batch in batches}
     pending: Pending = {}
-    for batch, lookup in zip(batches, lookups, strict=True):
-        stages, merged = _submit_batch(env, batch, lookup.result(), tasks)
-        judged = tasks["judge"].submit(_quote(env), batch, _opaque(merged))
-        part = encode_batch.submit(_quote(env), batch, _opaque(merged), _opaque(judged))
-        pending[batch.index] = ([lookup, *stages, merged, judged], part)
+    for group, spanning in group_batches(batches):
+        futures: list[PrefectFuture[Any]] = []
+        merged_all, judged_all = [], []
+        for batch in group:
+            lookup = lookups.pop(batch.index)
+            stages, merged = _submit_batch(env, batch, lookup.result(), tasks)
+            judged = tasks["judge"].submit(_quote(env), batch, _opaque(merged))
+            futures += [lookup, *stages, merged, judged]
+            merged_all.append(_opaque(merged))
+            judged_all.append(_opaque(judged))
+        part = encode_batch.submit(_quote(env), spanning, merged_all, judged_all)
+        pending[spanning.index] = (futures, part)
     return pending
 
 

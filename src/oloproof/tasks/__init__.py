@@ -2,7 +2,7 @@
 
 from oloproof.tasks._assemble import assemble_context
 from oloproof.tasks._assemble_task import assemble_contexts
-from oloproof.tasks._batch import Batch, plan_batches
+from oloproof.tasks._batch import Batch, group_batches, plan_batches
 from oloproof.tasks._environment import ProgressHook, RunEnvironment, RunRequest, prepare_environment
 from oloproof.tasks._execution import lookup_executions, record_executions
 from oloproof.tasks._generate import generate_outputs
@@ -44,6 +44,7 @@ __all__ = [
     "execution_key",
     "generate_outputs",
     "generation_key",
+    "group_batches",
     "judge_cases",
     "judgment_key",
     "lookup_executions",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["MAX_BATCH", "PER_CASE_LIMIT", "TARGET_BATCHES", "Batch", "plan_batches"]
+__all__ = ["MAX_BATCH", "PER_CASE_LIMIT", "TARGET_BATCHES", "Batch", "group_batches", "plan_batches"]
 
 PER_CASE_LIMIT = 32
 """Runs up to this many cases get one task run per case per stage."""
@@ -60,3 +60,31 @@ def plan_batches(case_ids: list[str], batch_size: int | None = None) -> list[Bat
         Batch(index=number, case_ids=tuple(case_ids[start : start + batch_size]))
         for number, start in enumerate(range(0, len(case_ids), batch_size))
     ]
+
+
+def group_batches(batches: list[Batch], min_cases: int = PER_CASE_LIMIT) -> list[tuple[list[Batch], Batch]]:
+    """Consecutive batches gathered until each group holds at least ``min_cases`` cases.
+
+    A run's rows are encoded once a group is judged: one task run per group rather
+    than per batch, so a small run of one-case batches does not pay a task run a
+    case for it, while a large run's batches (hundreds of cases each) stay apart and
+    are let go one by one.
+
+    Returns:
+        Per group, its batches and one batch spanning them (the first one's index,
+        every case id in order), which names the group.
+    """
+    groups: list[tuple[list[Batch], Batch]] = []
+    current: list[Batch] = []
+    for batch in batches:
+        current.append(batch)
+        if sum(len(b.case_ids) for b in current) >= min_cases:
+            groups.append((current, _spanning(current)))
+            current = []
+    if current:
+        groups.append((current, _spanning(current)))
+    return groups
+
+
+def _spanning(batches: list[Batch]) -> Batch:
+    return Batch(batches[0].index, tuple(case_id for b in batches for case_id in b.case_ids))

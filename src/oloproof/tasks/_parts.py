@@ -1,6 +1,7 @@
-"""`BatchPart`: one batch's share of a finished run, made as soon as the batch is judged.
+"""`BatchPart`: a group of batches' share of a finished run, made once they are judged.
 
-A run never holds every case's merged result at once: as each batch is judged, its
+A run never holds every case's merged result at once: as each group of batches
+(one batch of a large run, all of a small one: see `group_batches`) is judged, its
 ``cases``, ``retrievals`` and ``judgments`` rows are encoded into compressed chunks
 and the batch's results are let go. What the summary still needs (per-case facts,
 cache counts, the judgment rows the metrics are computed from) travels with the
@@ -61,11 +62,23 @@ def _counts(results: list[CaseResult]) -> dict[str, dict[str, int]]:
 
 @task(cache_policy=NO_CACHE, name="encode-batch", task_run_name="encode rows ({batch.label})")
 def encode_batch(
-    env: RunEnvironment, batch: Batch, results: dict[str, CaseResult], judged: dict[str, list[JudgmentRow]]
+    env: RunEnvironment,
+    batch: Batch,
+    results: list[dict[str, CaseResult]],
+    judged: list[dict[str, list[JudgmentRow]]],
 ) -> BatchPart:
-    """Encode one judged batch's table rows; the batch's results can then be let go."""
-    ordered = [results[case_id] for case_id in batch.case_ids]
-    rows = settle_judgments([row for case_rows_ in judged.values() for row in case_rows_], env.run_id)
+    """Encode the table rows of judged batches (``batch`` spans them); their results
+    can then be let go.
+
+    Args:
+        env: The run.
+        batch: The batches' cases, in order, under the first one's index.
+        results: Each batch's merged results, by case id.
+        judged: Each batch's judgment rows, by case id.
+    """
+    merged = {case_id: result for part in results for case_id, result in part.items()}
+    ordered = [merged[case_id] for case_id in batch.case_ids]
+    rows = settle_judgments([row for part in judged for rows_ in part.values() for row in rows_], env.run_id)
     top_k = env.system.config.top_k
     facts = {
         r.case_id: case_facts(env.cases[r.case_id], r.candidates if r.ok else None, r.dropped, top_k)
