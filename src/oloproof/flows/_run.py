@@ -101,7 +101,8 @@ and the future of the group's part."""
 
 
 def _submit_batches(env: RunEnvironment, tasks: dict[str, Any]) -> Pending:
-    """Submit every batch's chain, lookup to part; only the result holds the futures."""
+    """Submit every batch's chain, lookup to judge, and one encode task per group of
+    batches; only the result holds the futures."""
     batches = plan_batches(list(env.cases), env.project.config.batch_size)
     lookups = {batch.index: lookup_executions.submit(_quote(env), batch) for batch in batches}
     pending: Pending = {}
@@ -158,11 +159,11 @@ def _quote(value: Any) -> Any:
 
 
 def _collect_parts(env: RunEnvironment, pending: Pending) -> list[BatchPart]:
-    """Each batch's part as it is encoded, letting go of the batch's other futures then.
+    """Each group's part as it is encoded, letting go of the group's other futures then.
 
     Futures are watched as they finish, not in order: the first failure closes the
     run's executor, which cancels every other batch's pending calls so they return
-    at once, and is then the one error reported. Once a batch's part exists, its
+    at once, and is then the one error reported. Once a group's part exists, its
     merged results are let go, so memory holds the batches in flight, not the run.
     """
     finished: queue.SimpleQueue[tuple[int, PrefectFuture[Any]]] = queue.SimpleQueue()
