@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
-import contextlib
 import importlib.util
 import inspect
 import json
@@ -45,11 +44,9 @@ import os
 import resource
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import unicodedata
 from pathlib import Path
@@ -137,11 +134,6 @@ def run_engine(args: argparse.Namespace, engine_argv: list[str], notes: list[str
     last = json.loads(done.stdout.strip().splitlines()[-1])
     notes.extend(f"bench_engine: {note}" for note in last.get("notes", []))
     return last["figures"]
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
 
 
 def rss_now_mb() -> float | None:
@@ -530,18 +522,8 @@ def _timed(argv: list[str], env: dict[str, str], cwd: Path, log: Path, timeout: 
         begin = time.perf_counter()
         process = subprocess.Popen(argv, stdout=stdout, stderr=stderr, env=env, cwd=str(cwd),
                                    start_new_session=True)
-        killer = threading.Timer(timeout, _kill_group, (process.pid,))
-        killer.daemon = True
-        killer.start()
-        try:
-            _, status, usage = os.wait4(process.pid, 0)
-        except BaseException:
-            _kill_group(process.pid)
-            raise
-        finally:
-            killer.cancel()
+        code, usage = load_engine().wait_child(process, timeout)
         wall = time.perf_counter() - begin
-    code = os.waitstatus_to_exitcode(status)
     if code != 0:
         tail = log.with_suffix(".err").read_text(encoding="utf-8", errors="replace")[-3000:]
         raise SystemExit(f"{' '.join(argv[-2:])} exited with {code} after {wall:.1f} s (--timeout "

@@ -461,20 +461,12 @@ class Bench:
                 argv, stdout=stdout, stderr=stderr, env=self.child_env(timings),
                 cwd=str(project), start_new_session=True,
             )
-            killer = threading.Timer(self.args.timeout, _kill_group, (process.pid,))
-            killer.daemon = True
-            killer.start()
             sampler.start(process.pid)
             try:
-                _, status, usage = os.wait4(process.pid, 0)
-            except BaseException:
-                _kill_group(process.pid)
-                raise
+                process.returncode, usage = wait_child(process, self.args.timeout)
             finally:
-                killer.cancel()
                 sampler.stop()
             command_s = time.perf_counter() - begin
-            process.returncode = os.waitstatus_to_exitcode(status)
         if process.returncode != 0:
             tail = err.read_text(encoding="utf-8", errors="replace")[-4000:]
             raise SystemExit(f"`oloproof run` ({label}) failed with exit code {process.returncode}:\n{tail}")
@@ -651,6 +643,27 @@ def _engine_revision() -> str:
 def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+def wait_child(process: subprocess.Popen, timeout: float) -> tuple[int, Any]:
+    """Wait for a child started in a session of its own; kill its group past ``timeout``
+    (or if the wait is interrupted).
+
+    Returns:
+        Its exit code and the ``wait4`` resource usage: the child and the descendants
+        it reaped (an ephemeral Prefect server among them).
+    """
+    killer = threading.Timer(timeout, _kill_group, (process.pid,))
+    killer.daemon = True
+    killer.start()
+    try:
+        _, status, usage = os.wait4(process.pid, 0)
+    except BaseException:
+        _kill_group(process.pid)
+        raise
+    finally:
+        killer.cancel()
+    return os.waitstatus_to_exitcode(status), usage
 
 
 def _free_port() -> int:
