@@ -46,7 +46,6 @@ from __future__ import annotations
 import argparse
 import collections
 import importlib.util
-import json
 import os
 import re
 import shutil
@@ -60,6 +59,9 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+# This folder is on sys.path: the scripts run as files.
+from _report import print_closing, target
 
 SCENARIO = "s3"
 REQUESTS_TARGET = 1.1  # per-case requests, largest size / smallest size
@@ -254,17 +256,13 @@ def one_size(engine: Any, bench: Any, moto: MotoServer, cases: int, options: lis
 # -- targets and output ----------------------------------------------------------------
 
 
-def _target(name: str, target: str, measured: float, ratio: float | None, met: bool) -> dict[str, Any]:
-    return {"name": name, "target": target, "measured": measured, "ratio": ratio, "met": met}
-
-
 def targets(by_size: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
     small, large = min(by_size), max(by_size)
     out = []
     for phase in ("cold", "cached"):
         big = by_size[large]["s3"][phase]["requests_per_case"]
         ratio = big / by_size[small]["s3"][phase]["requests_per_case"] if small != large else None
-        out.append(_target(
+        out.append(target(
             f"requests_per_case_constant_{phase}",
             f"S3 requests per case at {large} cases <= {REQUESTS_TARGET}x those at {small} cases ({phase})"
             + ("" if small != large else "; needs two sizes in --cases"),
@@ -273,7 +271,7 @@ def targets(by_size: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
     for phase in ("cold", "cached"):
         entry = by_size[large]
         ratio = entry[f"s3_local_command_ratio_{phase}"]
-        out.append(_target(
+        out.append(target(
             f"s3_wall_vs_local_{phase}",
             f"S3 `oloproof run` wall time <= {WALL_TARGET}x the local-folder store's at {large} cases ({phase}; "
             f"local {entry['local'][phase]['command_s']:.1f} s)",
@@ -305,15 +303,7 @@ def summary(by_size: dict[int, dict[str, Any]]) -> None:
 def report(figures: dict[str, Any], found: list[dict[str, Any]], notes: list[str], as_json: bool) -> None:
     _print_tree(SCENARIO, figures)
     summary({int(n): v for n, v in figures["by_size"].items()})
-    for t in found:
-        ratio = "n/a" if t["ratio"] is None else f"{t['ratio']:.2f}x"
-        print(f"target {t['name']}: {t['target']}; measured {t['measured']:.4f} ({ratio}): "
-              f"{'met' if t['met'] else 'NOT met'}")
-    for note in notes:
-        print(f"note: {note}")
-    sys.stdout.flush()
-    if as_json:
-        print(json.dumps({"scenario": SCENARIO, "figures": figures, "targets": found, "notes": notes}))
+    print_closing(SCENARIO, figures, found, notes, as_json)
 
 
 def notes_for(args: argparse.Namespace, endpoint: str) -> list[str]:

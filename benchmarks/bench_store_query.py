@@ -47,6 +47,9 @@ from typing import Any
 
 import duckdb
 
+# This folder is on sys.path: the scripts run as files.
+from _report import print_closing, target
+
 from oloproof.store import (
     CASES,
     JUDGMENTS,
@@ -186,10 +189,6 @@ def same_numbers(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
     return all(math.isclose(x["mean_value"], y["mean_value"], rel_tol=1e-9, abs_tol=1e-12) for x, y in zip(a, b))
 
 
-def _target(name: str, target: str, measured: float, ratio: float | None, met: bool) -> dict[str, Any]:
-    return {"name": name, "target": target, "measured": measured, "ratio": ratio, "met": met}
-
-
 def _report(figures: dict[str, Any], targets: list[dict[str, Any]], notes: list[str], as_json: bool) -> None:
     for key, value in figures.items():
         if isinstance(value, list):
@@ -197,14 +196,7 @@ def _report(figures: dict[str, Any], targets: list[dict[str, Any]], notes: list[
         elif isinstance(value, float):
             value = f"{value:.4f}"
         print(f"{SCENARIO}.{key} {value}")
-    for t in targets:
-        ratio = "n/a" if t["ratio"] is None else f"{t['ratio']:.2f}x"
-        print(f"target {t['name']}: {t['target']}; measured {t['measured']:.4f} ({ratio}): "
-              f"{'met' if t['met'] else 'NOT met'}")
-    for note in notes:
-        print(f"note: {note}")
-    if as_json:
-        print(json.dumps({"scenario": SCENARIO, "figures": figures, "targets": targets, "notes": notes}))
+    print_closing(SCENARIO, figures, targets, notes, as_json)
 
 
 def measure(root: Path, workdir: Path, repeat: int) -> dict[str, Any]:
@@ -227,7 +219,7 @@ def measure(root: Path, workdir: Path, repeat: int) -> dict[str, Any]:
 
 def targets_for(figures: dict[str, Any], repeat: int) -> list[dict[str, Any]]:
     ratio = figures["in_process_duckdb_ratio"]
-    return [_target(
+    return [target(
         "oloproof_query_vs_duckdb", f"in-process oloproof query <= {TARGET_RATIO}x plain DuckDB (best of {repeat})",
         figures["oloproof_in_process_best_s"], ratio, ratio <= TARGET_RATIO,
     )]  # fmt: skip
