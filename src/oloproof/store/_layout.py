@@ -237,14 +237,18 @@ def cache_path(stage: str, key: str) -> str:
     return f"{CACHE_DIR}/{stage}/{key[:2]}/{key}.json"
 
 
+def _sample_dir(sample_id: str) -> str:
+    return f"{SAMPLES_DIR}/{_name(sample_id, 'sample_id')}"
+
+
 def sample_manifest(sample_id: str) -> str:
     """The record of one sample of a run's cases: ``samples/<sample_id>/sample.json``."""
-    return f"{SAMPLES_DIR}/{_name(sample_id, 'sample_id')}/sample.json"
+    return f"{_sample_dir(sample_id)}/sample.json"
 
 
 def sample_labels(sample_id: str) -> str:
     """The human labels of one sample: ``samples/<sample_id>/labels.json``."""
-    return f"{SAMPLES_DIR}/{_name(sample_id, 'sample_id')}/labels.json"
+    return f"{_sample_dir(sample_id)}/labels.json"
 
 
 def validation_record(judge_id: str) -> str:
