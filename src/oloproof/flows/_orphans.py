@@ -36,10 +36,8 @@ def process_alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
+    except OSError:  # another user's process (EPERM), or cannot tell: never guess it dead
         return True
-    except OSError:
-        return True  # cannot tell: never mark a run crashed on a guess
     return True
 
 

@@ -74,11 +74,10 @@ def metric_rows(run_id: str, metrics: list[dict[str, Any]]) -> Iterator[MetricRo
 @task(cache_policy=NO_CACHE, name="write-run", task_run_name="write run {manifest[run_id]}", retries=3, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
 def write_run(env: RunEnvironment, manifest: dict[str, Any], parts: list[BatchPart],
               metrics: list[dict[str, Any]]) -> str:  # fmt: skip
-    """Write the run's tables from its batch parts (in batch order), then its manifest."""
+    """Write the run's tables from its batch parts (given in batch order), then its manifest."""
     run_id = manifest["run_id"]
-    ordered = sorted(parts, key=lambda part: part.index)
     for schema in (CASES, RETRIEVALS, JUDGMENTS):
-        chunks = (part.chunks[schema.name] for part in ordered)
+        chunks = (part.chunks[schema.name] for part in parts)
         env.store.write_table_chunks(run_table(run_id, schema.name), chunks, schema)
     rows = (row.as_mapping() for row in metric_rows(run_id, metrics))
     env.store.write_table(run_table(run_id, METRICS.name), rows, METRICS)
