@@ -50,6 +50,23 @@ def test_records_concurrently(s3_store):
     assert s3_store.list_paths("cache")[0].startswith("cache/retrieve/")
 
 
+
+def test_a_record_lookup_is_one_get_found_or_not(s3_bucket, s3_options):
+    # Counted on the client's own session: each request the store sends, found or 404.
+    from aiobotocore.session import AioSession
+
+    sent: list[tuple[str, str]] = []
+    session = AioSession()
+    session.register("before-send.s3", lambda request, **_: sent.append((request.method, request.url)))
+    store = ResultsStore(f"s3://{s3_bucket}/team/results", {**s3_options, "session": session})
+    store.put_record("judge", "a" * 64, {"k": 1})
+    sent.clear()
+    found = store.get_records("judge", ["a" * 64, "b" * 64, "c" * 64])
+    assert found == {"a" * 64: {"k": 1}}
+    # Not a HEAD before each GET, nor a LIST after each miss (what fs.cat would send).
+    assert sorted(method for method, _ in sent) == ["GET", "GET", "GET"]
+    assert all("list-type" not in url for _, url in sent)
+
 def test_tables_and_views_over_s3(s3_store, s3_options, write_run):
     write_run(s3_store, "r1")
     write_run(s3_store, "r2", complete=False)

@@ -100,6 +100,7 @@ class StoreLocation:
         fs: The fsspec filesystem.
         root: The store's root path inside ``fs``.
         is_local: Whether ``fs`` is the local filesystem.
+        is_s3: Whether the store is on S3 (``s3://`` or ``s3a://``, through s3fs).
         endpoint: The custom object-store endpoint, named in errors, or None.
 
     Raises:
@@ -133,6 +134,7 @@ class StoreLocation:
         self.fs: fsspec.AbstractFileSystem = fs
         self.root: str = root.rstrip("/") or root
         self.is_local = isinstance(fs, LocalFileSystem)
+        self.is_s3 = protocol in ("s3", "s3a")
         self.endpoint = None if self.is_local else endpoint_of(options)
         if self.is_local and os.path.exists(self.root) and not os.path.isdir(self.root):
             # A file is never a store: reading it as an empty one would answer "no runs".
@@ -190,9 +192,8 @@ class StoreLocation:
         if self.is_local:
             self._check_local_writable()
             return
-        protocol = self.fs.protocol if isinstance(self.fs.protocol, str) else self.fs.protocol[0]
         with self.guard("write to the results store", missing_is_lookup=False):
-            if protocol in ("s3", "s3a"):
+            if self.is_s3:
                 self._check_bucket()
             else:
                 try:

@@ -88,15 +88,17 @@ class ObjectStore:
             return {}
         if where.is_local:
             return _read_local(wanted, where)
+        fulls = list(wanted)
         with where.guard("read", missing_is_lookup=False):
-            results = where.fs.cat(list(wanted), on_error="return")
-        if not isinstance(results, dict):  # a single path may come back bare
-            results = {next(iter(wanted)): results}
+            # One GET per object, concurrently. ``fs.cat`` would first expand the
+            # paths, and s3fs sizes an object before a GET it may split: either way a
+            # HEAD for each, and a LIST for each missing one (every cache miss).
+            whole = {"max_concurrency": 1} if where.is_s3 else {}
+            results = where.fs.cat_ranges(fulls, None, None, on_error="return", **whole)
         out: dict[str, bytes] = {}
-        for full, value in results.items():
-            # fsspec may hand paths back with or without their protocol.
-            rel = wanted.get(where.fs._strip_protocol(full), wanted.get(full))
-            if rel is None or isinstance(value, FileNotFoundError):
+        for full, value in zip(fulls, results, strict=True):
+            rel = wanted[full]
+            if isinstance(value, FileNotFoundError):
                 continue
             if isinstance(value, BaseException):
                 raise translate(
