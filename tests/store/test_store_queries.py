@@ -15,6 +15,7 @@ from oloproof.store import (
     diagnosis_request,
     run_manifest,
 )
+from oloproof.store._views import VIEW_NAMES, views_named_in
 
 
 @pytest.fixture
@@ -64,3 +65,36 @@ def test_connect_by_url_needs_no_results_store_object():
         assert con.execute("SELECT run_id FROM runs").fetchall() == [("m1",)]
     finally:
         con.close()
+
+
+@pytest.mark.parametrize(
+    ("sql", "views"),
+    [
+        ("SELECT count(*) FROM judgments", {"judgments"}),
+        ('SELECT * FROM "Judgments" j JOIN RUNS r USING (run_id)', {"judgments", "runs"}),
+        ("SELECT * FROM query_table('metrics')", {"metrics"}),
+        ("SELECT * FROM cases /* runs */ -- decisions", {"cases"}),
+        ("SELECT * FROM generations", {"generations"}),
+        ("SELECT table_name FROM information_schema.tables", set(VIEW_NAMES)),
+        ("SELECT 1", set(VIEW_NAMES)),
+    ],
+)
+def test_a_statement_gets_the_views_it_names(sql, views):
+    assert views_named_in(sql) == views
+
+
+def test_a_query_reads_only_the_manifests_it_names(queries, tmp_path):
+    queries.objects.write_json(run_manifest("r1"), {"status": "complete"})
+    queries.objects.write_bytes(run_manifest("bad"), b"{")
+    # Completeness comes from the listing: both runs are complete, neither has judgments.
+    assert queries.query("SELECT count(*) FROM judgments")[1] == [(0,)]
+    assert queries.query("SELECT count(*) FROM generations")[1] == [(0,)]
+    with pytest.raises(StoreError, match="invalid manifest JSON"):
+        queries.query("SELECT count(*) FROM runs")
+
+
+def test_many_manifests_fill_their_view(queries):
+    for n in range(1203):  # more than one INSERT's worth of rows
+        queries.objects.write_json(run_manifest(f"r{n:04d}"), {"status": "complete", "dataset": {"n": n}})
+    names, rows = queries.query("SELECT count(*), min(run_id), max(run_id), count(DISTINCT dataset) FROM runs")
+    assert rows == [(1203, "r0000", "r1202", 1203)]

@@ -18,7 +18,7 @@ from oloproof._exceptions import StoreError
 from oloproof.store._errors import one_line
 from oloproof.store._location import StoreLocation
 from oloproof.store._objects import ObjectStore
-from oloproof.store._views import build_connection
+from oloproof.store._views import build_connection, views_named_in
 
 __all__ = ["Queries", "connect"]
 
@@ -66,7 +66,8 @@ class Queries:
                 f"query parameters must be a list or dict, not {type(params).__name__}"
             )
         _check_read_only(sql)
-        con = self.connect()
+        # Only the views the statement names are built: each costs a read of its files.
+        con = build_connection(self.objects, views_named_in(sql))
         try:
             confine(con, self.objects.location)
             cursor = con.execute(sql) if params is None else con.execute(sql, params)

@@ -10,7 +10,7 @@ invisible.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import duckdb
@@ -23,7 +23,7 @@ from oloproof.store._errors import one_line
 from oloproof.store._location import StoreLocation
 from oloproof.store._objects import ObjectStore, parse_json
 
-__all__ = ["build_connection"]
+__all__ = ["VIEW_NAMES", "build_connection", "views_named_in"]
 
 _RUN_COLUMNS = (
     ("created_at", ("created_at",)),
@@ -53,6 +53,8 @@ _MANIFESTS = (
      _COMPARISON_COLUMNS),
 )  # fmt: skip
 
+_ROWS_PER_INSERT = 500
+
 # (container dir, file name, schema)
 _TABLE_FILES = (
     *(
@@ -64,20 +66,67 @@ _TABLE_FILES = (
 )
 
 
-def build_connection(objects: ObjectStore) -> duckdb.DuckDBPyConnection:
+# ``generations`` is a view over ``cases``.
+_DERIVED = {"generations": "cases"}
+VIEW_NAMES = frozenset(
+    [view for *_, view, _ in _MANIFESTS]
+    + [schema.name for *_, schema in _TABLE_FILES]
+    + list(_DERIVED)
+)
+"""Every view a connection over a store can hold."""
+
+# What a name of a view can be in a statement: a table reference, a quoted
+# identifier, a keyword-like word, or a string (``query_table('judgments')``).
+_NAME_TOKENS = (
+    duckdb.token_type.identifier,
+    duckdb.token_type.keyword,
+    duckdb.token_type.string_const,
+)
+
+
+def views_named_in(sql: str) -> frozenset[str]:
+    """The views a statement may read: every view whose name it holds as a word.
+
+    Comments do not count. Reading more than the statement needs is harmless; a
+    statement that names no view (e.g. one over ``information_schema``) gets them all.
+
+    Raises:
+        StoreError: The statement cannot be tokenised.
+    """
+    try:
+        tokens = duckdb.tokenize(sql)
+    except duckdb.Error as error:
+        raise StoreError(one_line(error)) from error
+    ends = [start for start, _ in tokens[1:]] + [len(sql)]
+    words = {
+        sql[start:end].strip().strip("'\"").lower()
+        for (start, kind), end in zip(tokens, ends, strict=True)
+        if kind in _NAME_TOKENS
+    }
+    named = VIEW_NAMES & words
+    return frozenset(named) if named else VIEW_NAMES
+
+
+def build_connection(
+    objects: ObjectStore, views: Collection[str] = VIEW_NAMES
+) -> duckdb.DuckDBPyConnection:
     """Open an in-memory DuckDB connection with views over a store.
 
     Args:
         objects: The store's objects.
+        views: The views to build (default: all). Each costs a look at its files:
+            a manifest view reads every manifest, a table view every file's footer.
 
     Returns:
-        The connection, with views ``runs``, ``cases``, ``retrievals``,
-        ``generations``, ``judgments``, ``metrics``, ``diagnoses``,
-        ``diagnosis_labels``, ``comparisons`` and ``decisions``.
+        The connection, with those of the views ``runs``, ``cases``,
+        ``retrievals``, ``generations``, ``judgments``, ``metrics``,
+        ``diagnoses``, ``diagnosis_labels``, ``comparisons`` and ``decisions``
+        that ``views`` names.
 
     Raises:
         StoreError: The store cannot be listed, or a manifest is not valid JSON.
     """
+    wanted = set(views) | {_DERIVED[v] for v in views if v in _DERIVED}
     where = objects.location
     listings = {container: _children(objects, container) for container, *_ in _MANIFESTS}
     con = new_connection()
@@ -90,6 +139,8 @@ def build_connection(objects: ObjectStore) -> duckdb.DuckDBPyConnection:
                 name for name, files in listings[container].items() if manifest in files
             )
             complete[container] = set(ids)
+            if view not in wanted:
+                continue
             paths = [_layout.entry_file(container, name, manifest) for name in ids]
             contents = objects.read_many(paths)
             rows = []
@@ -102,16 +153,19 @@ def build_connection(objects: ObjectStore) -> duckdb.DuckDBPyConnection:
                 rows.append(_manifest_row(shown, contents[path], columns, where.url_for(path)))
             _create_manifest_view(con, view, id_column, columns, rows)
         for container, filename, schema in _TABLE_FILES:
+            if schema.name not in wanted:
+                continue
             files = [
                 _duckdb_path(where, _layout.entry_file(container, name, filename))
                 for name in sorted(complete[container])
                 if filename in listings[container].get(name, ())
             ]
             _create_table_view(con, schema, files)
-        con.execute(
-            "CREATE VIEW generations AS SELECT run_id, case_id, generation_key, "
-            "generate_hit, output, context FROM cases"
-        )
+        if "generations" in wanted:
+            con.execute(
+                "CREATE VIEW generations AS SELECT run_id, case_id, generation_key, "
+                "generate_hit, output, context FROM cases"
+            )
     except duckdb.Error as error:
         con.close()
         raise StoreError(
@@ -181,9 +235,14 @@ def _create_manifest_view(
     names = [id_column, *(column for column, _ in columns), "manifest"]
     table = f"_{view}_manifests"
     con.execute(f"CREATE TABLE {table} ({', '.join(f'{n} VARCHAR' for n in names)})")
-    if rows:
-        placeholders = ", ".join("?" for _ in names)
-        con.executemany(f"INSERT INTO {table} VALUES ({placeholders})", rows)
+    row = "(" + ", ".join("?" for _ in names) + ")"
+    # Many rows to a statement: executemany runs one statement per row.
+    for start in range(0, len(rows), _ROWS_PER_INSERT):
+        chunk = rows[start : start + _ROWS_PER_INSERT]
+        con.execute(
+            f"INSERT INTO {table} VALUES {', '.join(row for _ in chunk)}",
+            [value for values in chunk for value in values],
+        )
     con.execute(f"CREATE VIEW {view} AS SELECT * FROM {table} ORDER BY {id_column}")
 
 
