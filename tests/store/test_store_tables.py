@@ -75,6 +75,32 @@ def test_chunks_written_as_one_table_keep_their_order(tables):
     assert parquet_from_chunks(chunks, SCHEMA) == encode_parquet(_rows(0, 7), SCHEMA)
 
 
+
+def test_a_chunk_compresses_blocks_of_rows_not_each_row(monkeypatch):
+    import oloproof.store._tables as codec
+
+    calls = []
+    real = codec.zlib.compressobj
+
+    class Counting:
+        def __init__(self, level):
+            self.inner = real(level)
+
+        def compress(self, data):
+            calls.append(len(data))
+            return self.inner.compress(data)
+
+        def flush(self):
+            return self.inner.flush()
+
+    monkeypatch.setattr(codec.zlib, "compressobj", Counting)
+    monkeypatch.setattr(codec, "_BLOCK_BYTES", 4096)
+    rows = [{"id": f"r{i}", "n": i, "doc": {"t": "x" * 90}} for i in range(300)]
+    chunk = encode_chunk(rows, SCHEMA)
+    # About 40 kB of lines in blocks of 4 kB, and every row back in order.
+    assert 5 < len(calls) < 20 and sum(calls) > 300 * 100
+    assert parquet_from_chunks([chunk], SCHEMA) == encode_parquet(rows, SCHEMA)
+
 def test_a_chunk_is_much_smaller_than_its_rows():
     rows = [{"id": f"case-{i}", "n": i, "doc": {"text": "the same passage text " * 20}} for i in range(500)]
     chunk = encode_chunk(rows, SCHEMA)
