@@ -7,15 +7,16 @@ for ``cases``, ``judgments``, ``retrievals`` and ``metrics``, then ``run.json``)
 and times one aggregate over the judgments three ways:
 
 * ``oloproof query`` in process: ``oloproof._cli.main.main([...])``, stdout
-  captured, timed with ``perf_counter`` (store listing, manifests, views, query,
-  JSON output);
+  captured, timed with ``perf_counter`` (store listing, the views the SQL names,
+  query, JSON output);
 * ``oloproof query`` as a whole command (``.venv/bin/oloproof`` in a subprocess,
   interpreter start and imports included);
 * plain DuckDB: ``duckdb.connect().execute(...)`` over
   ``read_parquet('<root>/runs/*/judgments.parquet')``.
 
-``oloproof_views_best_s`` is the part of the in-process figure spent before the
-SQL runs: ``ResultsStore(root).connect()`` (listing, manifests, views).
+``oloproof_views_best_s`` is what a connection with every view costs:
+``ResultsStore(root).connect()`` (listing, manifests, every view), more than a
+query of one view pays.
 
 Each is run once to warm up, then ``--repeat`` times (default 5), the ways
 taking turns; the best time counts. Target: in-process ``oloproof query`` within
@@ -228,8 +229,8 @@ def targets_for(figures: dict[str, Any], repeat: int) -> list[dict[str, Any]]:
 def notes_for(repeat: int, agree: bool) -> list[str]:
     notes = [
         f"SQL: {SQL.format(source='judgments')}",
-        ("oloproof query lists the store, reads every run.json and builds views over "
-         "runs/*/{cases,retrievals,judgments,metrics}.parquet on each call; plain DuckDB reads the "
+        ("oloproof query lists the store and builds the views its statement names (here judgments, "
+         "over runs/*/judgments.parquet of the complete runs) on each call; plain DuckDB reads the "
          "judgments files by glob only"),
         f"the subprocess figure includes interpreter start and imports ({' '.join(_command())})",
         f"each way: one warm-up call, then best of {repeat} (the ways take turns); OS file cache warm",
