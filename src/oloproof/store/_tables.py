@@ -179,26 +179,9 @@ def encode_chunk(rows: Iterable[dict[str, Any]], schema: TableSchema) -> bytes:
         StoreError: A row does not fit the schema.
     """
     compressor = zlib.compressobj(1)  # speed over ratio: the chunk lives for one run
-    pieces: list[bytes] = []
-    block: list[bytes] = []
-    size = 0
-    for line in _lines(rows, schema):
-        data = line.encode("utf-8")
-        block.append(data)
-        size += len(data) + 1
-        if size >= _BLOCK_BYTES:
-            pieces.append(compressor.compress(b"\n".join(block) + b"\n"))
-            block, size = [], 0
-    if block:
-        pieces.append(compressor.compress(b"\n".join(block) + b"\n"))
+    pieces = [compressor.compress(block) for block in _ndjson_blocks(rows, schema)]
     pieces.append(compressor.flush())
     return b"".join(pieces)
-
-
-# Rows are compressed in blocks of about this size, not one by one: each call
-# releases the GIL, and taking it back among busy threads can cost a switch
-# interval (5 ms) a call, which made a run's encoding wait more than it worked.
-_BLOCK_BYTES = 1 << 20
 
 
 def encode_parquet(rows: Iterable[dict[str, Any]], schema: TableSchema) -> bytes:
@@ -219,9 +202,8 @@ def encode_parquet(rows: Iterable[dict[str, Any]], schema: TableSchema) -> bytes
     """
 
     def write(handle: BinaryIO) -> None:
-        for line in _lines(rows, schema):
-            handle.write(line.encode("utf-8"))
-            handle.write(b"\n")
+        for block in _ndjson_blocks(rows, schema):
+            handle.write(block)
 
     return _to_parquet(write, schema)
 
@@ -247,8 +229,26 @@ def parquet_from_chunks(chunks: Iterable[bytes], schema: TableSchema) -> bytes:
     return _to_parquet(write, schema)
 
 
-def _lines(rows: Iterable[dict[str, Any]], schema: TableSchema) -> Iterator[str]:
-    return (_encode_row(row, schema, index) for index, row in enumerate(rows))
+# Rows are encoded into blocks of about this size: a chunk compresses a block at a
+# time, not a row, because each zlib call releases the GIL, and taking it back
+# among busy threads can cost a switch interval (5 ms) a call, which made a
+# run's encoding wait more than it worked.
+_BLOCK_BYTES = 1 << 20
+
+
+def _ndjson_blocks(rows: Iterable[dict[str, Any]], schema: TableSchema) -> Iterator[bytes]:
+    """The rows as newline-delimited JSON, in blocks of whole lines of about ``_BLOCK_BYTES``."""
+    block: list[bytes] = []
+    size = 0
+    for index, row in enumerate(rows):
+        line = _encode_row(row, schema, index).encode("utf-8") + b"\n"
+        block.append(line)
+        size += len(line)
+        if size >= _BLOCK_BYTES:
+            yield b"".join(block)
+            block, size = [], 0
+    if block:
+        yield b"".join(block)
 
 
 def _to_parquet(write: Callable[[BinaryIO], None], schema: TableSchema) -> bytes:
