@@ -98,3 +98,14 @@ def test_many_manifests_fill_their_view(queries):
         queries.objects.write_json(run_manifest(f"r{n:04d}"), {"status": "complete", "dataset": {"n": n}})
     names, rows = queries.query("SELECT count(*), min(run_id), max(run_id), count(DISTINCT dataset) FROM runs")
     assert rows == [(1203, "r0000", "r1202", 1203)]
+
+
+def test_a_query_lists_only_the_folders_its_views_read(queries, monkeypatch):
+    listed = []
+    real = ObjectStore.list_paths
+    monkeypatch.setattr(ObjectStore, "list_paths", lambda self, prefix="": (listed.append(prefix), real(self, prefix))[1])
+    queries.query("SELECT count(*) FROM generations")
+    assert listed == ["runs"]
+    listed.clear()
+    queries.query("SELECT count(*) FROM decisions JOIN diagnoses ON true")
+    assert sorted(listed) == ["comparisons", "diagnoses"]

@@ -66,8 +66,13 @@ _TABLE_FILES = (
 )
 
 
-# ``generations`` is a view over ``cases``.
-_DERIVED = {"generations": "cases"}
+# Views over another view: name -> (the view it reads, its SELECT).
+_DERIVED = {
+    "generations": (
+        "cases",
+        "SELECT run_id, case_id, generation_key, generate_hit, output, context FROM cases",
+    ),
+}
 VIEW_NAMES = frozenset(
     [view for *_, view, _ in _MANIFESTS]
     + [schema.name for *_, schema in _TABLE_FILES]
@@ -126,15 +131,24 @@ def build_connection(
     Raises:
         StoreError: The store cannot be listed, or a manifest is not valid JSON.
     """
-    wanted = set(views) | {_DERIVED[v] for v in views if v in _DERIVED}
+    wanted = set(views) | {_DERIVED[v][0] for v in views if v in _DERIVED}
     where = objects.location
-    listings = {container: _children(objects, container) for container, *_ in _MANIFESTS}
+    # A container is listed only for the views that read it.
+    listings = {
+        container: _children(objects, container)
+        for container in dict.fromkeys(
+            [c for c, _, _, view, _ in _MANIFESTS if view in wanted]
+            + [c for c, _, schema in _TABLE_FILES if schema.name in wanted]
+        )
+    }
     con = new_connection()
     try:
         if not where.is_local:
             con.register_filesystem(where.fs)
         complete: dict[str, set[str]] = {}
         for container, manifest, id_column, view, columns in _MANIFESTS:
+            if container not in listings:
+                continue
             ids = sorted(
                 name for name, files in listings[container].items() if manifest in files
             )
@@ -161,11 +175,9 @@ def build_connection(
                 if filename in listings[container].get(name, ())
             ]
             _create_table_view(con, schema, files)
-        if "generations" in wanted:
-            con.execute(
-                "CREATE VIEW generations AS SELECT run_id, case_id, generation_key, "
-                "generate_hit, output, context FROM cases"
-            )
+        for view, (_, select) in _DERIVED.items():
+            if view in wanted:
+                con.execute(f"CREATE VIEW {view} AS {select}")
     except duckdb.Error as error:
         con.close()
         raise StoreError(
