@@ -18,21 +18,15 @@ __all__ = ["cache_counts", "judge_usage", "summarize_run"]
 
 def cache_counts(parts: list[BatchPart], judgments: list[JudgmentBrief]) -> dict[str, dict[str, int]]:
     """Hit/miss counts per cache, per case (and per case × criterion for judgments)."""
-    totals: dict[str, dict[str, int]] = {}
+    totals = {cache: {"hit": 0, "miss": 0} for cache in ("execution", "judgment", "retrieve", "generate")}
     for part in parts:
         for cache, counts in part.counts.items():
-            entry = totals.setdefault(cache, {"hit": 0, "miss": 0})
-            entry["hit"] += counts["hit"]
-            entry["miss"] += counts["miss"]
+            totals[cache]["hit"] += counts["hit"]
+            totals[cache]["miss"] += counts["miss"]
     hits = sum(1 for j in judgments if j.keyed and j.hit)
     keyed = sum(1 for j in judgments if j.keyed)
-    zero = {"hit": 0, "miss": 0}
-    return {
-        "execution": totals.get("execution", zero),
-        "judgment": {"hit": hits, "miss": keyed - hits},
-        "retrieve": totals.get("retrieve", zero),
-        "generate": totals.get("generate", zero),
-    }
+    totals["judgment"] = {"hit": hits, "miss": keyed - hits}
+    return totals
 
 
 def judge_usage(judgments: list[JudgmentBrief]) -> list[dict[str, Any]]:
