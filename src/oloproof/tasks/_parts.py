@@ -22,14 +22,10 @@ from oloproof.store import CASES, JUDGMENTS, RETRIEVALS, encode_chunk
 from oloproof.tasks._batch import Batch
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._judge import settle_judgments
-from oloproof.tasks._persist import case_rows, retrieval_rows
+from oloproof.tasks._persist import CHUNKED_TABLES, case_rows, retrieval_rows
 from oloproof.tasks._results import CaseResult
 
 __all__ = ["BatchPart", "encode_batch"]
-
-PART_TABLES = (CASES.name, RETRIEVALS.name, JUDGMENTS.name)
-"""The run tables written from batch chunks (``metrics`` is written from the summary)."""
-
 
 @dataclass(frozen=True, slots=True)
 class BatchPart:
@@ -44,7 +40,7 @@ class BatchPart:
     counts: dict[str, dict[str, int]]
     """Hits and misses of the execution, retrieve and generate caches."""
     chunks: dict[str, bytes]
-    """Per table name in ``PART_TABLES``: the rows as one :func:`encode_chunk` chunk."""
+    """Per table name in ``CHUNKED_TABLES``: the rows as one :func:`encode_chunk` chunk."""
 
 
 def _count(flags: list[bool]) -> dict[str, int]:
@@ -84,13 +80,14 @@ def encode_batch(
         r.case_id: case_facts(env.cases[r.case_id], r.candidates if r.ok else None, r.dropped, top_k)
         for r in ordered
     }
+    table_rows = {
+        CASES.name: case_rows(env.run_id, ordered, facts, env.cases),
+        RETRIEVALS.name: retrieval_rows(env.run_id, ordered, env.cases, top_k),
+        JUDGMENTS.name: rows,
+    }
     chunks = {
-        CASES.name: encode_chunk((row.as_mapping() for row in case_rows(env.run_id, ordered, facts, env.cases)),
-                                 CASES),  # fmt: skip
-        RETRIEVALS.name: encode_chunk(
-            (row.as_mapping() for row in retrieval_rows(env.run_id, ordered, env.cases, top_k)), RETRIEVALS
-        ),
-        JUDGMENTS.name: encode_chunk((row.as_mapping() for row in rows), JUDGMENTS),
+        schema.name: encode_chunk((row.as_mapping() for row in table_rows[schema.name]), schema)
+        for schema in CHUNKED_TABLES
     }
     briefs = [JudgmentBrief.of(row) for row in rows]
     return BatchPart(index=batch.index, facts=facts, judgments=briefs, counts=_counts(ordered), chunks=chunks)

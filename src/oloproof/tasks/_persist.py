@@ -21,7 +21,10 @@ from oloproof.tasks._retry import retry_io_only
 if TYPE_CHECKING:  # the parts module builds its rows with this one's functions
     from oloproof.tasks._parts import BatchPart
 
-__all__ = ["case_rows", "metric_rows", "publish_report", "retrieval_rows", "write_run"]
+__all__ = ["CHUNKED_TABLES", "case_rows", "metric_rows", "publish_report", "retrieval_rows", "write_run"]
+
+CHUNKED_TABLES = (CASES, RETRIEVALS, JUDGMENTS)
+"""The run tables written from batch parts' chunks (``metrics`` from the summary)."""
 
 # A recorded context entry keeps where each passage came from, not its text
 # (the text is in the ``retrievals`` table).
@@ -76,7 +79,7 @@ def write_run(env: RunEnvironment, manifest: dict[str, Any], parts: list[BatchPa
               metrics: list[dict[str, Any]]) -> str:  # fmt: skip
     """Write the run's tables from its batch parts (given in batch order), then its manifest."""
     run_id = manifest["run_id"]
-    for schema in (CASES, RETRIEVALS, JUDGMENTS):
+    for schema in CHUNKED_TABLES:
         chunks = (part.chunks[schema.name] for part in parts)
         env.store.write_table_chunks(run_table(run_id, schema.name), chunks, schema)
     rows = (row.as_mapping() for row in metric_rows(run_id, metrics))
