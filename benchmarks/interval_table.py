@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy import integrate
@@ -84,12 +85,17 @@ def _clipped_normal_mean(centre: float, sd: float) -> float:
     return centre - excess(1.0) + deficit
 
 
-def paired_noise_cell(sd: float, shift: float = 0.02) -> MeanCell:
-    """Baseline ~ Beta(4, 1.5); candidate = clip(baseline + N(shift, sd^2), 0, 1)."""
-    law = beta_law(4.0, 1.5)
+def _noise_mean(law: Any, shift: float, sd: float) -> float:
+    """``E[clip(B + N(shift, sd^2), 0, 1) - B]`` for a baseline ``B`` of the given law."""
     mean, _ = integrate.quad(
         lambda b: (_clipped_normal_mean(b + shift, sd) - b) * law.pdf(b), 0.0, 1.0, limit=200, epsabs=1e-12
     )
+    return mean
+
+
+def paired_noise_cell(sd: float, shift: float = 0.02) -> MeanCell:
+    """Baseline ~ Beta(4, 1.5); candidate = clip(baseline + N(shift, sd^2), 0, 1)."""
+    mean = _noise_mean(beta_law(4.0, 1.5), shift, sd)
 
     def sample(rng: np.random.Generator, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         baseline = rng.beta(4.0, 1.5, shape)
@@ -110,10 +116,7 @@ def paired_regression_cell(expected: float = 2.0, sd: float = 0.05, drop: float 
     Not part of the requested grid: it is here because a release gate exists to see
     such a change, and a sample holding few of them looks like small noise.
     """
-    law = beta_law(5.0, 5.0)
-    noise, _ = integrate.quad(
-        lambda b: (_clipped_normal_mean(b, sd) - b) * law.pdf(b), 0.0, 1.0, limit=200, epsabs=1e-12
-    )
+    noise = _noise_mean(beta_law(5.0, 5.0), 0.0, sd)
 
     def mean_at(n: int) -> float:
         share = min(1.0, expected / n)
