@@ -97,16 +97,32 @@ EXAMPLE = REPO / "examples" / "support_rag"
 
 @pytest.fixture(scope="session")
 def prefect_api(tmp_path_factory) -> Iterator[None]:
-    """One temporary Prefect server (own PREFECT_HOME and database) for the session."""
+    """One temporary Prefect server (own PREFECT_HOME and database) for the session.
+
+    Started the way ``oloproof`` starts one, waiting on the clock (a loaded machine
+    takes minutes to create and migrate a first database).
+    """
     os.environ.setdefault("PREFECT_HOME", str(tmp_path_factory.mktemp("prefect-home")))
     os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "CRITICAL")
     from oloproof._cli._common import quiet_prefect
 
     quiet_prefect()
-    from prefect.testing.utilities import prefect_test_harness
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+    from prefect.server.api.server import SubprocessASGIServer
+    from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    with prefect_test_harness(server_startup_timeout=120):
-        yield
+    from oloproof.flows._api import connect_prefect_api
+
+    with temporary_settings(restore_defaults={PREFECT_API_URL}):
+        api = connect_prefect_api(notify=lambda line: None)
+    try:
+        with temporary_settings(updates={PREFECT_API_URL: api.url}):
+            yield
+            APILogWorker.drain_all(timeout=30)
+            EventsWorker.drain_all(timeout=30)
+    finally:
+        SubprocessASGIServer().stop()
 
 
 @pytest.fixture

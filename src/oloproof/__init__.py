@@ -14,7 +14,17 @@ from oloproof._exceptions import (
 from oloproof._system._decorators import rag_system, system
 from oloproof._system._passage import Passage, Retrieval
 
-__version__ = "0.1.0"
+
+def _installed_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("oloproof")
+    except PackageNotFoundError:  # imported from a source tree that was never installed
+        return "0+unknown"
+
+
+__version__ = _installed_version()
 
 __all__ = [
     "ConfigError",

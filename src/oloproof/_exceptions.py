@@ -16,6 +16,9 @@ The hierarchy::
     ├── StoreError(OloproofError, OSError)          the results store cannot be read or written
     │   └── NotFoundError(StoreError, LookupError)  an unknown run, diagnosis or comparison id
     ├── UsageError(OloproofError, ValueError)       a command asked for something it cannot do
+    ├── PrefectApiError(OloproofError, ConnectionError)
+    │                                               the Prefect API does not answer, or its
+    │                                               temporary server did not start in time
     └── RunStoppedError(OloproofError, RuntimeError) a run was stopped (an error elsewhere, a signal)
 
 Every error can carry ``path``, ``line`` and ``field``; ``str(error)`` renders them
@@ -31,6 +34,7 @@ __all__ = [
     "LabelError",
     "NotFoundError",
     "OloproofError",
+    "PrefectApiError",
     "ProviderConfigError",
     "RunStoppedError",
     "StatsError",
@@ -113,6 +117,10 @@ class NotFoundError(StoreError, LookupError):
 
 class UsageError(OloproofError, ValueError):
     """A command was asked for something it cannot do (e.g. compare a run with itself)."""
+
+
+class PrefectApiError(OloproofError, ConnectionError):
+    """The Prefect API does not answer, or its temporary server did not start in time."""
 
 
 class RunStoppedError(OloproofError, RuntimeError):

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
 from oloproof._exceptions import UsageError
 
-__all__ = ["locate_store"]
+__all__ = ["locate_store", "store_arguments"]
 
 
 def locate_store(results: str | None, project: str | None) -> Any:
-    """The store named by ``results``, ``$OLOPROOF_RESULTS`` or a project's ``results``.
+    """The store named by ``results``, a project's ``results`` or ``$OLOPROOF_RESULTS``.
+
+    ``--project`` names a project explicitly and so beats ``$OLOPROOF_RESULTS``; without
+    it, the variable beats the project in the current folder.
 
     A project's ``storage_options`` apply when the store comes from its configuration
     (or when ``results`` names the same URL); they are never passed around as parameters.
@@ -20,9 +24,10 @@ def locate_store(results: str | None, project: str | None) -> Any:
     from oloproof.config import CONFIG_NAME, load_project
     from oloproof.store import ResultsStore
 
-    url = results or os.environ.get("OLOPROOF_RESULTS")
     directory = Path(project or ".")
     config_file = directory if directory.suffix in {".yaml", ".yml"} else directory / CONFIG_NAME
+    # An option on the command line beats the environment: --results, then --project.
+    url = results or (None if project is not None and config_file.is_file() else os.environ.get("OLOPROOF_RESULTS"))
     options: dict[str, Any] = {}
     if config_file.is_file():
         loaded = load_project(directory)
@@ -36,3 +41,18 @@ def locate_store(results: str | None, project: str | None) -> Any:
             f"no results store: pass --results URL or --project DIR (no {CONFIG_NAME} in {directory})"
         )
     return ResultsStore(url, options)
+
+
+def store_arguments(results: str | None, project: str | None) -> str:
+    """The options that found a command's store, for a hint to repeat (`` --project DIR``).
+
+    A hint printed by a command runs as written from where that command ran: it names
+    the store the same way, or nothing when the store was found in the current folder.
+    """
+    from oloproof._secrets import redact_url
+
+    if results:
+        return f" --results {shlex.quote(redact_url(results))}"
+    if project:
+        return f" --project {shlex.quote(project)}"
+    return ""

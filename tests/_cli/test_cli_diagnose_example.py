@@ -54,7 +54,7 @@ def story(prefect_api, tmp_path_factory):
     where = ("--project", str(project))
 
     def count_runs() -> int:
-        return json.loads(_ok("query", "SELECT count(*) AS n FROM runs", *where, "--json"))[0]["n"]
+        return json.loads(_ok("query", "SELECT count(*) AS n FROM all_runs", *where, "--json"))[0]["n"]
 
     s: dict = {"project": project, "where": where}
     s["run_id"] = run_id = json.loads(_ok("run", str(project), "--json"))["run_id"]
@@ -74,7 +74,7 @@ def story(prefect_api, tmp_path_factory):
     s["topk_again"] = _ok(*topk)
     s["runs_after_repeats"] = count_runs()
     s["gold_json"] = json.loads(_ok(*gold, "--json"))
-    s["runs"] = {row["run_id"]: row for row in json.loads(_ok("query", "SELECT * FROM runs", *where, "--json"))}
+    s["runs"] = {row["run_id"]: row for row in json.loads(_ok("query", "SELECT * FROM all_runs", *where, "--json"))}
     return s
 
 
@@ -84,7 +84,7 @@ def test_gold_context_diagnosis_prints_the_page(story):
     assert len(lines) == 12
     assert re.fullmatch(f"Diagnosis {DIAGNOSIS_ID}", lines[9])
     assert re.fullmatch(f"Child runs: gold context {RUN_ID}, control {RUN_ID}", lines[10])
-    assert lines[11] == f"Cases: oloproof inspect {story['gold_id']}"
+    assert lines[11] == f"Cases: oloproof inspect {story['gold_id']} --project {story['project']}"
 
 
 def test_inspect_lists_the_case_behind_every_count(story):
@@ -111,7 +111,7 @@ def test_top_k_replay_prints_the_page_and_reuses_the_gold_diagnosis(story):
                                  story["gold"].splitlines()[10]).group(1)
     assert re.fullmatch(f"Child runs: {re.escape(gold_children)}, top-k 4 {RUN_ID}, replay control {RUN_ID}",
                         lines[9])
-    assert lines[10] == f"Cases: oloproof inspect {topk_id}"
+    assert lines[10] == f"Cases: oloproof inspect {topk_id} --project {story['project']}"
 
 
 def test_asking_again_gives_the_same_diagnosis_and_no_new_child_runs(story):
@@ -158,13 +158,18 @@ def test_child_runs_are_complete_runs_of_the_failed_cases(story):
     assert set(story["runs"]) == {story["run_id"], *topk_children}
     for child in topk_children:
         assert story["runs"][child]["status"] == "complete"
+        assert story["runs"][child]["kind"] == "diagnosis_child"
         code, out, err = cli("inspect", child, *story["where"], "--json")
         assert code == 0, err
         assert sorted({c["case_id"] for c in json.loads(out)["cases"]}) == [
             "money_back", "refund_review", "seat_count", "security_review"]
+        code, out, err = cli("show", child, *story["where"], "--json")
+        assert code == 0, err
+        assert json.loads(out)["kind"] == "diagnosis_child"
     manifest = json.loads((story["project"] / ".oloproof" / "results" / "runs" / record["child_runs"]["gold_context"]
                            / "run.json").read_text())
     assert manifest["status"] == "complete"
+    assert manifest["kind"] == "diagnosis_child"
     assert manifest["variant"]["context_source"] == "gold"
     assert manifest["parent"]["run_id"] == story["run_id"]
     code, out, err = cli("query", "SELECT diagnosis_id, parent_run_id, intervention FROM diagnoses ORDER BY 3",
@@ -175,3 +180,28 @@ def test_child_runs_are_complete_runs_of_the_failed_cases(story):
         {"diagnosis_id": story["gold_id"], "parent_run_id": story["run_id"], "intervention": "gold-context"},
         {"diagnosis_id": topk_id, "parent_run_id": story["run_id"], "intervention": "top-k"},
     ]
+
+
+TREND_SQL = """SELECT r.created_at, r.index_version, m.criterion, m.estimate, m.low, m.high
+               FROM metrics m JOIN runs r USING (run_id)
+               WHERE m.slice IS NULL AND m.criterion = $1 ORDER BY r.created_at"""
+"""The README's metric trend across nightly runs."""
+
+
+def test_runs_lists_your_run_and_runs_all_every_run_with_its_kind(story):
+    where, run_id = story["where"], story["run_id"]
+    children = re.findall(RUN_ID, story["topk"].splitlines()[9])
+    assert [(row["run_id"], row["kind"]) for row in json.loads(_ok("runs", *where, "--json"))] == [(run_id, "run")]
+    assert [line.split()[0] for line in _ok("runs", *where).splitlines()] == [run_id]
+    kinds = {row["run_id"]: row["kind"] for row in json.loads(_ok("runs", "--all", *where, "--json"))}
+    assert kinds == {run_id: "run", **dict.fromkeys(children, "diagnosis_child")}
+    lines = _ok("runs", "--all", *where).splitlines()
+    assert {line.split()[0]: line.split()[1] for line in lines} == kinds
+    # The kind is a column: the dates after it line up.
+    assert len({line.index(story["runs"][line.split()[0]]["created_at"]) for line in lines}) == 1, lines
+
+
+def test_the_trend_query_reads_your_run_only(story):
+    rows = json.loads(_ok("query", TREND_SQL, "--param", "answer_correct", *story["where"], "--json"))
+    assert [(row["created_at"], round(row["estimate"], 4)) for row in rows] == [
+        (story["runs"][story["run_id"]]["created_at"], round(9 / 13, 4))]

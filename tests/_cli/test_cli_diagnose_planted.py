@@ -127,7 +127,7 @@ def test_gold_context_diagnosis_labels_every_planted_fault(planted):
     assert lines[13:] == [
         f"Diagnosis {gold_id}",
         "Child runs: gold context {gold_context}, control {control}".format(**planted["gold_json"]["child_runs"]),
-        f"Cases: oloproof inspect {gold_id}",
+        f"Cases: oloproof inspect {gold_id} --project {planted['project']}",
     ]
     assert re.fullmatch(DIAGNOSIS_ID, gold_id)
     assert all(re.fullmatch(RUN_ID, run) for run in planted["gold_json"]["child_runs"].values())
@@ -175,7 +175,7 @@ def test_top_k_replay_recovers_the_ranked_out_case_without_retrieving(planted):
         f"Diagnosis {record['diagnosis_id']}",
         "Child runs: gold context {gold_context}, control {control}, top-k 4 {intervention}, "
         "replay control {replay_control}".format(**record["child_runs"]),
-        f"Cases: oloproof inspect {record['diagnosis_id']}",
+        f"Cases: oloproof inspect {record['diagnosis_id']} --project {planted['project']}",
     ]
     assert record["labels_from"] == gold["diagnosis_id"]
     assert {c["case_id"] for c in record["cases"] if c["intervention_recovered"]} == {"ranked_badge"}
@@ -215,9 +215,11 @@ def test_child_runs_are_complete_and_distinct(planted):
         k: children[k] for k in ("gold_context", "control")}
     every = {planted["run_id"], *children.values(), *rerank_children.values()}
     assert len(every) == 7
-    code, out, err = cli("query", "SELECT run_id, status FROM runs", *planted["where"], "--json")
+    code, out, err = cli("query", "SELECT run_id, status, kind FROM all_runs", *planted["where"], "--json")
     assert code == 0, err
     assert {row["run_id"]: row["status"] for row in json.loads(out)} == dict.fromkeys(every, "complete")
+    assert {row["run_id"]: row["kind"] for row in json.loads(out)} == {
+        **dict.fromkeys(every - {planted["run_id"]}, "diagnosis_child"), planted["run_id"]: "run"}
 
 
 def test_no_output_claims_a_cause(planted):

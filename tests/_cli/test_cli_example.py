@@ -44,7 +44,14 @@ def test_plain_rerun_is_all_execution_hits(run_cli, example_project):
     code, out, _ = run_cli("run", str(example_project))
     assert code == 0
     assert "Cache: execution 13 hit/0 miss; judgment 65 hit/0 miss" in out
-    assert "Stages: retrieve 0 hit/0 miss; generate 0 hit/0 miss" in out
+    assert "Stages: none ran: all 13 cases were served from the execution cache" in out
+    # --json keeps the counts themselves.
+    code, out, _ = run_cli("run", str(example_project), "--json")
+    assert code == 0
+    assert json.loads(out)["cache"] == {
+        "execution": {"hit": 13, "miss": 0}, "judgment": {"hit": 65, "miss": 0},
+        "retrieve": {"hit": 0, "miss": 0}, "generate": {"hit": 0, "miss": 0},
+    }
 
 
 def test_runs_show_and_query_read_the_store(run_cli, example_project):
@@ -68,3 +75,29 @@ def test_runs_show_and_query_read_the_store(run_cli, example_project):
         "--project", str(example_project),
     )
     assert out.split() == ["case_id", "money_back"]
+
+
+def test_the_artifacts_inspect_commands_run_as_written_from_anywhere(run_cli, example_project, tmp_path, monkeypatch):
+    import re
+
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+    from readme_blocks import commands
+
+    code, out, err = run_cli("run", str(example_project), "--json")
+    assert code == 0, err
+    run_id = json.loads(out)["run_id"]
+    key = "oloproof-" + run_id.lower().replace("_", "-")
+    with get_client(sync_client=True) as client:
+        (artifact,) = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])))
+    (inspect_line,) = [line for line in artifact.data.splitlines() if line.startswith("Inspect: ")]
+    hinted = re.findall(r"`(oloproof [^`]+)`", inspect_line)
+    assert len(hinted) == 2 and all(f"--project {example_project}" in hint for hint in hinted)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # a reader of the UI runs them from wherever they are
+    for hint in hinted:
+        (argv,) = commands(hint)
+        code, out, err = run_cli(*argv)
+        assert code == 0, f"{hint}: {err}"
+        assert run_id in out or "answer_correct" in out

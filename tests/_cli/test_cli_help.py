@@ -51,3 +51,31 @@ def test_the_public_api_does_not_import_prefect():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert (result.returncode, result.stdout) == (0, "ok\n"), result.stderr
+
+
+def test_version_is_the_installed_distributions():
+    from importlib.metadata import version
+
+    result = subprocess.run([sys.executable, "-m", "oloproof._cli.main", "--version"],
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert (result.returncode, result.stdout) == (0, f"oloproof {version('oloproof')}\n"), result.stderr
+
+
+def _subcommands(parser):
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                nested = list(_subcommands(sub))
+                yield from ((f"{name} {inner}", p) for inner, p in nested) if nested else [(name, sub)]
+
+
+def test_every_command_but_serve_takes_json():
+    from oloproof._cli.main import build_parser
+
+    commands = dict(_subcommands(build_parser()))
+    assert "judge sample" in commands and "index-updated" in commands
+    without = sorted(name for name, sub in commands.items()
+                     if not any("--json" in action.option_strings for action in sub._actions))  # fmt: skip
+    assert without == ["serve"]  # as the README's Command line section says

@@ -58,5 +58,5 @@ def test_each_setting_invalidates_exactly_its_stages(run_cli, example_project):
     assert code == 0, err
     assert _cache_lines(out) == (
         "Cache: execution 13 hit/0 miss; judgment 65 hit/0 miss",
-        "Stages: retrieve 0 hit/0 miss; generate 0 hit/0 miss",
+        "Stages: none ran: all 13 cases were served from the execution cache",
     )

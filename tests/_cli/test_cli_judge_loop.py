@@ -119,6 +119,30 @@ def test_sample_label_validate_then_the_judge_rule_decides(run_cli, judges, exam
     assert "relevance (PPI, 13 labels of 13)" in out and "humans only: every judged case is labelled" in out
 
 
+def test_the_then_hint_runs_as_written_and_the_file_lands_in_the_project(
+    run_cli, judges, example_project, tmp_path, monkeypatch
+):
+    from readme_blocks import commands
+
+    baseline = _run(run_cli, judges["faithful"], judges["url"])
+    monkeypatch.chdir(example_project.parent)  # a project named by a relative path, as a user types it
+    code, out, err = run_cli("judge", "sample", baseline, "--criterion", "relevance", "--n", "13",
+                             "--project", example_project.name)  # fmt: skip
+    assert code == 0, err
+    (written,) = example_project.glob("labels-relevance-smp_*.jsonl")  # next to the project, not in "."
+    assert not list(example_project.parent.glob("labels-*.jsonl"))
+    (hint,) = [line.removeprefix("Then: ") for line in out.splitlines() if line.startswith("Then: ")]
+    assert f"--labels {example_project.name}/{written.name} " in hint and hint.endswith(f"--project {example_project.name}")
+    human = {row["case_id"]: row for row in _human(example_project).values()}
+    rows = [json.loads(line) for line in written.read_text().splitlines()]
+    written.write_text("".join(json.dumps({**r, "label": human[r["case_id"]]["label"]}) + "\n" for r in rows))
+    (argv,) = commands(hint)
+    code, out, err = run_cli(*argv)
+    # Without a policy the defaults apply (50 labels): 13 cannot pass them, and it says so.
+    assert code == 3, out + err
+    assert "Validation: FAIL" in out
+
+
 def test_a_lenient_judge_fails_validation_and_cannot_gate(run_cli, judges, example_project):
     project = example_project
     baseline = _run(run_cli, judges["lenient"], judges["url"])

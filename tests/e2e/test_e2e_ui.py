@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import struct
@@ -22,7 +23,7 @@ pytestmark = [pytest.mark.services, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "support_rag"
-RUN_NAME = "run support-rag slice-b-example · 13 cases"
+RUN_NAME = re.compile(r"run support-rag slice-b-example · 13 cases · config [0-9a-f]{8}")
 
 
 def _case_ids() -> list[str]:
@@ -45,22 +46,23 @@ def recorded_run(tmp_path_factory, prefect_server, server_api):
     assert ran.returncode == 0, ran.stderr
     report = json.loads(ran.stdout)
     run_id = report["run_id"]
-    candidates = server_api("/flow_runs/filter", {
+    mine = server_api("/flow_runs/filter", {
         "flows": {"name": {"any_": ["oloproof-run"]}},
-        "flow_runs": {"name": {"any_": [RUN_NAME]}},
+        "flow_runs": {"tags": {"all_": [f"run:{run_id}"]}},
         "limit": 200,
     }) or []  # fmt: skip
-    mine = [r for r in candidates if (r.get("parameters") or {}).get("run_id") == run_id]
-    assert len(mine) == 1, f"no flow run named {RUN_NAME!r} with parameter run_id={run_id}"
+    assert len(mine) == 1, f"no flow run tagged run:{run_id}"
+    assert (mine[0].get("parameters") or {}).get("run_id") == run_id
     return run_id, mine[0]
 
 
 def test_api_lists_the_run_with_readable_names(recorded_run, server_api, poll):
     run_id, flow_run = recorded_run
-    assert flow_run["name"] == RUN_NAME
+    assert RUN_NAME.fullmatch(flow_run["name"]), flow_run["name"]
     assert flow_run["state_type"] == "COMPLETED"
-    assert {"oloproof", "system:support-rag", "version:slice-b-example",
-            "index_version:kb-2026-09-16"} <= set(flow_run["tags"])  # fmt: skip
+    config = flow_run["name"].rpartition(" ")[2]
+    assert {"oloproof", f"run:{run_id}", "system:support-rag", "version:slice-b-example",
+            "index_version:kb-2026-09-16", f"config:{config}"} <= set(flow_run["tags"])  # fmt: skip
 
     expected = {f"{stage} {case_id}" for case_id in _case_ids() for stage in ("retrieve", "generate", "judge")}
     expected |= {"generate refund_review", f"write run {run_id}", f"publish report {run_id}"}
@@ -153,6 +155,6 @@ def test_ui_renders_the_flow_run_page(recorded_run, prefect_server_info, tmp_pat
     dom = _chromium(f"--user-data-dir={tmp_path / 'chromium-dom'}", "--dump-dom", page)
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert "Can't connect to Server API" not in dom.stdout, "the UI cannot reach the server's API"
-    assert RUN_NAME in dom.stdout, dom.stdout[-3000:]
+    assert flow_run["name"] in dom.stdout, dom.stdout[-3000:]
     for tag in ("system:support-rag", "version:slice-b-example", "index_version:kb-2026-09-16"):
         assert tag in dom.stdout, tag

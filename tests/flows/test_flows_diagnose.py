@@ -333,6 +333,7 @@ def test_a_child_run_reruns_the_parent_cases_bypassing_the_generation_cache(chil
         "bypass_generation_cache": True,
         "case_ids": ("a", "b"),
         "parent": {"run_id": "run_PARENT", "diagnosis_request": request.identity, "role": "gold context"},
+        "kind": "diagnosis_child",
     }
     assert child_runs.options == [{"flow_run_name": "diagnose gold context · 2 cases"}]
     assert child_runs.closed == [run_request.run_id]
@@ -346,7 +347,7 @@ def test_a_child_run_setting_overrides_the_parent_one(child_runs):
     [run_request] = child_runs.requests
     assert run_request.settings == {**parent_settings(_manifest()), "system.rag.top_k": 4}
     assert run_request.replay_from == "run_PARENT"
-    assert child_runs.options == [{"flow_run_name": "diagnose top-k 4 · 1 cases"}]
+    assert child_runs.options == [{"flow_run_name": "diagnose top-k 4 · 1 case"}]
 
 
 def test_each_child_run_gets_its_own_run_id(child_runs):

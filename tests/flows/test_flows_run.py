@@ -22,28 +22,56 @@ from oloproof.flows._runner import THREAD_WORKERS
 
 def _env(name="support-rag", version="slice-b-example", index_version="kb-2026-09-16", cases=13):
     config = SimpleNamespace(name=name, version=version, index_version=index_version)
-    return SimpleNamespace(system=SimpleNamespace(config=config), cases={f"c{i}": object() for i in range(cases)})
+    return SimpleNamespace(system=SimpleNamespace(config=config), cases={f"c{i}": object() for i in range(cases)},
+                           run_id="run_01M8PBYFKV2K95BDT0EVP6ZH0F", config_hash="3fa2c1d0")
 
 
 # -- name and tags ------------------------------------------------------------------------
 
 
-def test_run_name_names_system_version_and_case_count():
-    assert run_name(_env()) == "run support-rag slice-b-example · 13 cases"
+def test_run_name_names_system_version_case_count_and_settings():
+    assert run_name(_env()) == "run support-rag slice-b-example · 13 cases · config 3fa2c1d0"
 
 
 def test_run_name_of_a_single_case_run():
-    assert run_name(_env(name="faq", version="v2", cases=1)) == "run faq v2 · 1 cases"
+    assert run_name(_env(name="faq", version="v2", cases=1)) == "run faq v2 · 1 case · config 3fa2c1d0"
 
 
-def test_run_tags_carry_system_version_and_index_version():
+def test_run_tags_carry_run_id_system_version_index_version_and_settings():
     assert run_tags(_env()) == [
-        "oloproof", "system:support-rag", "version:slice-b-example", "index_version:kb-2026-09-16",
+        "oloproof", "run:run_01M8PBYFKV2K95BDT0EVP6ZH0F", "system:support-rag", "version:slice-b-example",
+        "index_version:kb-2026-09-16", "config:3fa2c1d0",
     ]
 
 
 def test_run_tags_without_an_index_version():
-    assert run_tags(_env(name="faq", version="v2", index_version=None)) == ["oloproof", "system:faq", "version:v2"]
+    assert run_tags(_env(name="faq", version="v2", index_version=None)) == [
+        "oloproof", "run:run_01M8PBYFKV2K95BDT0EVP6ZH0F", "system:faq", "version:v2", "config:3fa2c1d0",
+    ]
+
+
+def _prepared(project, *overrides):
+    from oloproof.tasks import RunRequest, prepare_environment
+
+    request = RunRequest(run_id="run_01M8PBYFKV2K95BDT0EVP6ZH0F", project=str(project),
+                         settings=settings_of(list(overrides), None))  # fmt: skip
+    env = prepare_environment(request)
+    env.close()
+    return env
+
+
+def test_the_config_hash_tells_settings_apart_and_only_settings(example_project):
+    plain = _prepared(example_project)
+    assert len(plain.config_hash) == 8 and int(plain.config_hash, 16) >= 0
+    # Equal settings hash equally, whichever run they belong to.
+    assert _prepared(example_project).config_hash == plain.config_hash
+    assert _prepared(example_project, "system.rag.top_k=2").config_hash == plain.config_hash  # the file's value
+    hashes = {plain.config_hash}
+    for override in ("system.rag.top_k=1", "system.rag.token_budget=120", "min_slice_support=3", "system.version=v2"):
+        changed = _prepared(example_project, override)
+        hashes.add(changed.config_hash)
+        assert run_name(changed) != run_name(plain), override
+    assert len(hashes) == 5
 
 
 # -- settings_of -----------------------------------------------------------------------------
@@ -94,7 +122,8 @@ def test_an_override_without_a_value_separator_is_refused():
 
 def test_the_deployment_flow_declaration():
     assert evaluate.name == "oloproof-run"
-    assert evaluate.flow_run_name == "run {project}"
+    # Named from its prepared run before its first log line.
+    assert evaluate.flow_run_name is _run._evaluate_run_name
     assert evaluate.should_validate_parameters is False
     assert list(evaluate.parameters.properties) == ["project", "overrides", "index_version", "results", "run_id"]
 
@@ -105,7 +134,7 @@ def test_the_prepared_run_flow_records_the_whole_request():
     assert prepared.flow_run_name == "run {project}"
     assert list(prepared.parameters.properties) == [
         "run_id", "project", "settings", "results", "context_source", "replay_from", "reranker",
-        "bypass_generation_cache", "case_ids", "parent",
+        "bypass_generation_cache", "case_ids", "parent", "kind",
     ]
 
 

@@ -6,15 +6,18 @@ the store."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 from judged_runs import judged_run, write_run
+from readme_blocks import read_blocks, shown_in
 
 from oloproof import stats
 from oloproof._cli.main import main
 
 N_CASES, N_LABELS = 2000, 300
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -75,6 +78,10 @@ def test_ppi_rows_beside_the_judge_and_the_humans(biased, capsys, tmp_path):
     assert code == 0, err
     assert f"relevance (PPI, {N_LABELS} labels of {N_CASES:,})" in out
     assert "relevance (judge only)" in out and "relevance (humans only)" in out and "λ = " in out
+    # The README shows this very output.
+    (shown,) = [b for b in read_blocks(REPO / "README.md") if b.marker == f"output of tests/{Path(__file__).parent.name}/{Path(__file__).name}"]
+    problem = shown_in(shown, out)
+    assert problem is None, problem
 
 
 def test_bad_labels_write_nothing(biased, capsys, tmp_path):

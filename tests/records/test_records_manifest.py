@@ -8,11 +8,13 @@ import pytest
 from pydantic import ValidationError
 
 from oloproof._json import canonical_json
-from oloproof.records import RunManifest
+from oloproof.records import RunManifest, stored_run_kind
 
 # The shape a run writes today.
 MANIFEST = {
     "run_id": "run_01J0000000000000000000000",
+    "kind": "run",
+    "config_hash": "3fa2c1d0",
     "status": "complete",
     "created_at": "2026-05-01T12:00:00.123456+00:00",
     "finished_at": "2026-05-01T12:03:04.000001+00:00",
@@ -58,8 +60,10 @@ def test_timestamps_are_datetimes_written_as_python_iso_text():
 
 def test_a_child_run_names_its_parent():
     parent = {"run_id": "run_0", "diagnosis_request": "r1", "role": "control"}
-    child = {**MANIFEST, "parent": parent, "variant": {**MANIFEST["variant"], "case_ids": ["c1"]}}
+    child = {**MANIFEST, "kind": "diagnosis_child", "parent": parent,
+             "variant": {**MANIFEST["variant"], "case_ids": ["c1"]}}  # fmt: skip
     manifest = RunManifest.model_validate(child)
+    assert manifest.kind == "diagnosis_child"
     assert manifest.parent is not None and manifest.parent.role == "control"
     assert manifest.variant.case_ids == ["c1"]
     assert canonical_json(manifest.model_dump(mode="json")) == canonical_json(child)
@@ -81,3 +85,36 @@ def test_a_manifest_written_before_recorded_data_still_reads():
     older["evaluators"] = [{k: v for k, v in entry.items() if k != "metric"} for entry in MANIFEST["evaluators"]]
     manifest = RunManifest.model_validate(older)
     assert manifest.rows_named_by_line == 0 and manifest.evaluators[0].metric is None
+
+
+PARENT = {"run_id": "run_0", "diagnosis_request": "r1", "role": "control"}
+
+
+@pytest.mark.parametrize(
+    ("parent", "kind"),
+    [(None, "run"), (PARENT, "diagnosis_child")],
+    ids=["top-level", "child"],
+)
+def test_a_manifest_written_before_run_kinds_reads_by_its_parent(parent, kind):
+    older = {key: value for key, value in MANIFEST.items() if key != "kind"} | {"parent": parent}
+    assert stored_run_kind(older) == kind
+    manifest = RunManifest.model_validate(older)
+    assert manifest.kind == kind
+    assert manifest.model_dump(mode="json")["kind"] == kind
+
+
+def test_an_older_manifest_without_a_parent_entry_reads_as_a_run():
+    older = {key: value for key, value in MANIFEST.items() if key not in ("kind", "parent")}
+    assert stored_run_kind(older) == "run"
+    assert RunManifest.model_validate(older).kind == "run"
+
+
+def test_a_recorded_kind_is_kept_as_written():
+    assert stored_run_kind({"kind": "diagnosis_child"}) == "diagnosis_child"
+    assert stored_run_kind({"kind": "run", "parent": PARENT}) == "run"
+    assert stored_run_kind({"kind": "sweep_setting"}) == "sweep_setting"
+
+
+def test_an_unknown_kind_is_refused():
+    with pytest.raises(ValidationError, match="kind"):
+        RunManifest.model_validate({**MANIFEST, "kind": "nightly"})

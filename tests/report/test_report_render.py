@@ -157,6 +157,31 @@ def test_cache_lines_of_a_rerun():
     assert cache_lines(cache)[1] == "Stages: retrieve 13 hit/0 miss; generate 7 hit/6 miss"
 
 
+def _served(execution_hit, execution_miss, retrieve=(0, 0), generate=(0, 0)):
+    return {"execution": {"hit": execution_hit, "miss": execution_miss}, "judgment": {"hit": 65, "miss": 0},
+            "retrieve": dict(zip(("hit", "miss"), retrieve)), "generate": dict(zip(("hit", "miss"), generate))}
+
+
+def test_a_run_served_entirely_by_the_execution_cache_says_no_stage_ran():
+    assert cache_lines(_served(13, 0)) == [
+        "Cache: execution 13 hit/0 miss; judgment 65 hit/0 miss",
+        "Stages: none ran: all 13 cases were served from the execution cache",
+    ]
+    assert cache_lines(_served(1, 0))[1] == "Stages: none ran: the one case was served from the execution cache"
+    assert cache_lines(_served(12_000, 0))[1] == (
+        "Stages: none ran: all 12,000 cases were served from the execution cache"
+    )
+
+
+def test_a_partly_served_run_counts_the_stages_of_the_cases_that_ran():
+    assert cache_lines(_served(12, 1, retrieve=(1, 0), generate=(0, 1)))[1] == (
+        "Stages: retrieve 1 hit/0 miss; generate 0 hit/1 miss (12 cases served from the execution cache)"
+    )
+    assert cache_lines(_served(1, 12, retrieve=(0, 12), generate=(0, 12)))[1] == (
+        "Stages: retrieve 0 hit/12 miss; generate 0 hit/12 miss (1 case served from the execution cache)"
+    )
+
+
 # -- render_run -----------------------------------------------------------------------
 
 WALKTHROUGH_ROWS = [

@@ -72,6 +72,7 @@ def test_connect_by_url_needs_no_results_store_object():
     [
         ("SELECT count(*) FROM judgments", {"judgments"}),
         ('SELECT * FROM "Judgments" j JOIN RUNS r USING (run_id)', {"judgments", "runs"}),
+        ("SELECT kind FROM all_runs", {"all_runs"}),
         ("SELECT * FROM query_table('metrics')", {"metrics"}),
         ("SELECT * FROM cases /* runs */ -- decisions", {"cases"}),
         ("SELECT * FROM generations", {"generations"}),
@@ -91,6 +92,8 @@ def test_a_query_reads_only_the_manifests_it_names(queries, tmp_path):
     assert queries.query("SELECT count(*) FROM generations")[1] == [(0,)]
     with pytest.raises(StoreError, match="invalid manifest JSON"):
         queries.query("SELECT count(*) FROM runs")
+    with pytest.raises(StoreError, match="invalid manifest JSON"):
+        queries.query("SELECT count(*) FROM all_runs")
 
 
 def test_many_manifests_fill_their_view(queries):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import logging
 
 
 from oloproof.tasks._cached import Outcome, _describe, outcome, passthrough
@@ -63,3 +64,22 @@ def test_outcomes_survive_prefects_json_round_trip():
         "c2": outcome(error="timeout after 30s", error_stage="retrieve", key="k2"),
     }
     assert serializer.loads(serializer.dumps(batch)) == batch
+
+
+def test_each_failing_case_is_named_in_the_run_logs_up_to_a_bound(caplog):
+    from types import SimpleNamespace
+
+    from oloproof.tasks._cached import MAX_LOGGED_FAILURES, log_failures
+
+    env = SimpleNamespace(run_id="run_1")
+    failures = [(f"case_{i}", f"RuntimeError: boom {i} (at app.py:3)") for i in range(MAX_LOGGED_FAILURES + 5)]
+    with caplog.at_level(logging.WARNING, logger="oloproof"):  # outside a Prefect run: Oloproof's own logger
+        log_failures(env, "generate", failures[:2])
+        log_failures(env, "judge", failures)
+    lines = [(record.levelno, record.getMessage()) for record in caplog.records]
+    assert lines[:2] == [
+        (logging.WARNING, "generate case_0: missing: RuntimeError: boom 0 (at app.py:3)"),
+        (logging.WARNING, "generate case_1: missing: RuntimeError: boom 1 (at app.py:3)"),
+    ]
+    assert len(lines) == 2 + MAX_LOGGED_FAILURES + 1
+    assert lines[-1] == (logging.WARNING, "judge: 5 more failing cases in this batch; oloproof inspect run_1 lists them all")

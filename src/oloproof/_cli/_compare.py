@@ -15,11 +15,13 @@ def compare_command(args: argparse.Namespace) -> int:
     """Compare two runs; exit 3 when the policy's gate blocks."""
     quiet_prefect()
     from oloproof.comparison import EXIT_BLOCK, render_comparison
+    from oloproof.flows._api import connect_prefect_api
     from oloproof.flows._compare import prepare_comparison
 
     # Bad input fails here, before any flow starts or anything is written.
     prepared = prepare_comparison(args.candidate, args.baseline, policy=args.policy, results=args.results,
                                   project=args.project, allow_partial=args.allow_partial)
+    connect_prefect_api()
     record = prepared()
     emit(record, args.json, render_comparison)
     return EXIT_BLOCK if record["gate"] == "BLOCK" else 0

@@ -7,7 +7,7 @@ from typing import Any
 
 from oloproof._cli._common import emit, emit_json, print_lines, quiet_prefect
 from oloproof._exceptions import NotFoundError, UsageError
-from oloproof._locate import locate_store
+from oloproof._locate import locate_store, store_arguments
 
 __all__ = ["diagnose_command", "inspect_command"]
 
@@ -23,13 +23,17 @@ def diagnose_command(args: argparse.Namespace) -> int:
     quiet_prefect()
     store = locate_store(args.results, args.project)
     from oloproof.diagnosis import render_diagnosis
+    from oloproof.flows._api import connect_prefect_api
     from oloproof.flows._diagnose import diagnosis_request, prepare_diagnosis
 
     request = diagnosis_request(args.run_id, args.intervention, args.criterion, store, project=args.project,
                                 threshold=args.threshold, top_k=args.top_k, reranker=args.reranker)
     # Bad requests fail here, before any flow starts or anything is written.
-    record = prepare_diagnosis(request, store)()
-    emit(record, args.json, render_diagnosis)
+    prepared = prepare_diagnosis(request, store)
+    connect_prefect_api()
+    record = prepared()
+    where = store_arguments(args.results, args.project)
+    emit(record, args.json, lambda value: render_diagnosis(value, where))
     return 0
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from oloproof._cli._common import emit_json, print_lines
 from oloproof._exceptions import UsageError
-from oloproof._locate import locate_store
+from oloproof._locate import locate_store, store_arguments
 
 __all__ = ["EXIT_NOT_VALIDATED", "sample_command", "validate_command", "validations_command"]
 
@@ -36,7 +37,8 @@ def add_judge_parser(commands: Any, add_store_options: Any) -> None:
                         "(proportional allocation; such a sample validates, but PPI needs a uniform one)")
     sample.add_argument("--show-reason", action="store_true",
                         help="include the judge's score and reason (hidden by default: they anchor labellers)")
-    sample.add_argument("--output", "-o", metavar="FILE", help="the labelling file (default: labels-<criterion>-<sample>.jsonl)")
+    sample.add_argument("--output", "-o", metavar="FILE", help="the labelling file (default: "
+                        "labels-<criterion>-<sample>.jsonl in the --project folder, else the current one)")
     sample.add_argument("--force", action="store_true", help="overwrite an existing labelling file")
     add_store_options(sample)
     validate = sub.add_parser("validate", help="agreement of a run's judge with human labels; records it")
@@ -81,7 +83,11 @@ def sample_command(args: argparse.Namespace) -> int:
     run, texts = _run_texts(store, args.run_id, args.criterion)
     sample = draw_sample(run, args.criterion, args.n, seed=args.seed, stratify=args.stratify)
     rows = labelling_rows(run, sample, texts, show_reason=args.show_reason)
-    path = Path(args.output or f"labels-{args.criterion}-{sample.sample_id}.jsonl")
+    # By default next to the project whose store it came from, so the project's folder holds its labels.
+    folder = Path(args.project) if args.project and not args.results else Path()
+    if folder.suffix in {".yaml", ".yml"}:
+        folder = folder.parent
+    path = Path(args.output) if args.output else folder / f"labels-{args.criterion}-{sample.sample_id}.jsonl"
     if not path.parent.is_dir():
         raise UsageError(f"no folder {path.parent} for the labelling file")
     if path.exists() and not args.force:
@@ -96,7 +102,8 @@ def sample_command(args: argparse.Namespace) -> int:
           f"judged on {sample.criterion} ({how}, seed {sample.seed})")
     print(f"Labelling file: {path} ({rows[0]['scale']} in each line's \"label\"; the judge's reasons "
           f"{'are shown' if args.show_reason else 'are hidden'})")
-    print(f"Then: oloproof judge validate --labels {path} --run {sample.run_id} --criterion {sample.criterion}")
+    print(f"Then: oloproof judge validate --labels {shlex.quote(str(path))} --run {sample.run_id} "
+          f"--criterion {shlex.quote(sample.criterion)}{store_arguments(args.results, args.project)}")
     return 0
 
 

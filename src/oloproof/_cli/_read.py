@@ -38,20 +38,28 @@ def runs_command(args: argparse.Namespace) -> int:
         return _incomplete_command(store, args)
     if args.remove:
         raise UsageError("--remove removes incomplete runs only: pass --incomplete too")
+    every = args.all
     columns, rows = store.query(
-        "SELECT run_id, created_at, system_name, system_version, index_version, dataset "
-        "FROM runs ORDER BY run_id"
+        "SELECT run_id, kind, created_at, system_name, system_version, index_version, dataset "
+        f"FROM {'all_runs' if every else 'runs'} ORDER BY run_id"
     )
+    records = [dict(zip(columns, row)) for row in rows]
     if args.json:
-        emit_json([dict(zip(columns, row)) for row in rows])
+        emit_json(records)
         return 0
-    for row in rows:
-        record = dict(zip(columns, row))
-        print(terminal_safe(
-            f"{record['run_id']}  {record['created_at']}  {record['system_name']} "
-            f"{record['system_version']}  index {record['index_version']}"
-        ))
+    width = max((len(record["kind"] or "") for record in records), default=0)
+    for record in records:
+        print(terminal_safe(_run_line(record, width if every else None)))
     return 0
+
+
+def _run_line(record: dict[str, Any], kind_width: int | None) -> str:
+    """One line of ``oloproof runs``; with ``kind_width``, the run's kind is a column."""
+    kind = "" if kind_width is None else f"{record['kind'] or '':<{kind_width}}  "
+    return (
+        f"{record['run_id']}  {kind}{record['created_at']}  {record['system_name']} "
+        f"{record['system_version']}  index {record['index_version']}"
+    )
 
 
 def _incomplete_command(store: Any, args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ def run_command(args: argparse.Namespace) -> int:
     quiet_prefect()
     from oloproof._ids import new_run_id
     from oloproof.config import parse_overrides
+    from oloproof.flows._api import connect_prefect_api
     from oloproof.tasks import RunRequest, prepare_environment
 
     settings = parse_overrides(args.overrides)
@@ -33,10 +34,12 @@ def run_command(args: argparse.Namespace) -> int:
     # Everything is validated before the flow starts, so bad input writes nothing.
     env = prepare_environment(request)
     try:
+        options = _flow_options(env)  # a task runner that cannot work is refused before any server starts
+        connect_prefect_api()  # before anything is written: a server that never answers writes nothing
         env.store.check_writable()
         with stop_on_signals(env.close) as received:
             try:
-                report = _evaluate(env)
+                report = _evaluate(env, options)
             except RunStoppedError:
                 if received:  # the signal's own exception was caught inside the engine
                     raise interruption(received[-1]) from None
@@ -49,13 +52,17 @@ def run_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _evaluate(env: RunEnvironment) -> dict[str, Any]:
-    from oloproof.flows import PreparedRun
+def _flow_options(env: RunEnvironment) -> dict[str, Any]:
     from oloproof.flows._runner import task_runner_for
 
-    options: dict[str, Any] = {}
-    if env.project.config.task_runner.type != "threads":
-        options["task_runner"] = task_runner_for(env.project.config.task_runner)
+    if env.project.config.task_runner.type == "threads":
+        return {}
+    return {"task_runner": task_runner_for(env.project.config.task_runner)}
+
+
+def _evaluate(env: RunEnvironment, options: dict[str, Any]) -> dict[str, Any]:
+    from oloproof.flows import PreparedRun
+
     stages = {"rag": ["execute", "retrieve", "generate", "judge"], "plain": ["execute", "generate", "judge"],
               "recorded": ["judge"]}[env.system.config.kind]  # fmt: skip
     with progress_bar(len(env.cases), stages) as on_progress:

@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Staged RAG evaluation on Prefect: per-stage metrics with honest intervals, "
         "failure diagnosis by controlled re-execution, paired comparison and release gates.",
     )
+    parser.add_argument("--version", action="version", version=f"oloproof {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     run = commands.add_parser("run", help="evaluate a project and record the run")
@@ -50,8 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the run as JSON")
 
     runs = commands.add_parser(
-        "runs", help="list the complete runs in a store (or, with --incomplete, the folders of runs that never finished)",
+        "runs", help="list your complete runs in a store (with --all, every run; with --incomplete, "
+        "the folders of runs that never finished)",
     )
+    runs.add_argument("--all", action="store_true",
+                      help="list every complete run with its kind, a diagnosis's child runs included")
     runs.add_argument("--incomplete", action="store_true",
                       help="list run folders without run.json: runs being written, or killed during their write")
     runs.add_argument("--remove", action="store_true",
@@ -70,8 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     query = commands.add_parser(
         "query", help="run SQL over the store's DuckDB views",
-        description="Views: runs, cases, retrievals, generations, judgments, metrics, "
-        "diagnoses, diagnosis_labels, comparisons, decisions. Values go in with --param (bound as $1, $2, ...).",
+        description="Views: runs (your runs), all_runs (every run with its kind, a diagnosis's child runs "
+        "included), cases, retrievals, generations, judgments, metrics, diagnoses, diagnosis_labels, "
+        "comparisons, decisions. The table views hold every run's rows: join runs to keep yours. "
+        "Values go in with --param (bound as $1, $2, ...).",
     )
     query.add_argument("sql", metavar="SQL")
     query.add_argument("--param", dest="params", action="append", default=[], metavar="VALUE",
@@ -136,7 +142,14 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--index-version", required=True, metavar="V")
     index.add_argument("--project", metavar="DIR", default=".", help="the project to evaluate (default: .)")
     index.add_argument("--index", default="default", metavar="NAME", help="the index's name (default: default)")
+    index.add_argument("--json", action="store_true", help="print the emitted event as JSON")
     return parser
+
+
+def _version() -> str:
+    from oloproof import __version__
+
+    return __version__
 
 
 def _handler(command: str) -> Callable[[argparse.Namespace], int]:

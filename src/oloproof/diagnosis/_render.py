@@ -43,8 +43,14 @@ def _child_runs(record: dict[str, Any]) -> str:
     return "Child runs: " + ", ".join(parts)
 
 
-def render_diagnosis(record: dict[str, Any]) -> list[str]:
-    """The report of a diagnosis."""
+def render_diagnosis(record: dict[str, Any], store_arguments: str = "") -> list[str]:
+    """The report of a diagnosis.
+
+    Args:
+        record: The diagnosis record.
+        store_arguments: Appended to the ``Cases:`` hint, e.g. `` --project DIR``, so it
+            finds the store the diagnosis was read from.
+    """
     cases = record["cases"]
     total = len(cases)
     lines = [f"Selected: {_cases(total)} with gold context (observed; no population claim)"]
@@ -73,7 +79,7 @@ def render_diagnosis(record: dict[str, Any]) -> list[str]:
         lines += render_label_lines(cases)
     lines.append(f"Diagnosis {record['diagnosis_id']}")
     lines.append(_child_runs(record))
-    lines.append(f"Cases: oloproof inspect {record['diagnosis_id']}")
+    lines.append(f"Cases: oloproof inspect {record['diagnosis_id']}{store_arguments}")
     return lines
 
 

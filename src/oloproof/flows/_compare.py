@@ -8,6 +8,7 @@ from prefect import flow
 
 from oloproof._locate import locate_store
 from oloproof.comparison import Policy, check_comparable, load_policy
+from oloproof.flows._events import delivering_events
 from oloproof.tasks._compare import (
     comparison_id_of,
     compute_comparison,
@@ -48,8 +49,8 @@ class PreparedComparison:
         return compare_prepared(self)
 
     def __call__(self) -> dict[str, Any]:
-        """Run the bound flow."""
-        return self.compare(**self.parameters)
+        """Run the bound flow; returns once its events are delivered."""
+        return delivering_events(lambda: self.compare(**self.parameters))
 
 
 def prepare_comparison(

@@ -1,7 +1,8 @@
 """The diagnose flow: re-execute a run's failures under an intervention beside a control.
 
 Child runs (gold context, control, a replay under a new setting, replay control)
-are ordinary runs, run as subflows of this one and recorded in the store.
+are ordinary runs, run as subflows of this one and recorded in the store as runs
+of kind ``diagnosis_child``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from oloproof._locate import locate_store
 from oloproof._system._resolve import import_callable
 from oloproof._system._settings import setting_paths
 from oloproof.diagnosis import passed_cases, select_failures
+from oloproof.flows._events import delivering_events
 from oloproof.flows._run import PreparedRun
 from oloproof.store import ResultsStore, run_table
 from oloproof.tasks import RunRequest, prepare_environment
@@ -157,8 +159,8 @@ class PreparedDiagnosis:
         return diagnose_prepared(self)
 
     def __call__(self) -> dict[str, Any]:
-        """Run the bound flow."""
-        return self.diagnose(**self.request.model_dump(mode="json"))
+        """Run the bound flow; returns once its events are delivered."""
+        return delivering_events(lambda: self.diagnose(**self.request.model_dump(mode="json")))
 
 
 def prepare_diagnosis(request: DiagnosisRequest, store: ResultsStore) -> PreparedDiagnosis:
@@ -176,13 +178,14 @@ def _child(prepared: PreparedDiagnosis, cases: list[str], role: str, **variant: 
     settings = {**parent_settings(manifest), **variant.pop("settings", {})}
     request = RunRequest(
         run_id=new_run_id(), project=manifest["project"], settings=settings, results=prepared.store.url,
-        case_ids=tuple(cases), bypass_generation_cache=True,
+        case_ids=tuple(cases), bypass_generation_cache=True, kind="diagnosis_child",
         parent={"run_id": manifest["run_id"], "diagnosis_request": prepared.request.identity, "role": role},
         **variant,
     )
     env = prepare_environment(request)
     try:
-        run = PreparedRun(env)(flow_run_name=f"diagnose {role} · {len(cases)} cases")
+        count = "1 case" if len(cases) == 1 else f"{len(cases)} cases"
+        run = PreparedRun(env)(flow_run_name=f"diagnose {role} · {count}")
     finally:
         env.close()
     return {**run, "judgments": prepared.store.read_table(run_table(run["run_id"], "judgments"))}

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from prefect import flow
+from prefect import flow, get_run_logger
 from prefect.context import FlowRunContext
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
@@ -27,12 +27,15 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import opaque, quote
 
 from oloproof._ids import new_run_id
+from oloproof._locate import store_arguments
 from oloproof.config import parse_overrides
+from oloproof.flows._events import delivering_events
 from oloproof.flows._orphans import crash_orphaned_runs, project_tag, where_running
 from oloproof.flows._runner import THREAD_WORKERS
 from oloproof.flows._storage import prefect_result_storage
 from oloproof.judging import judge_id
 from oloproof.records import EvaluatorEntry, RunManifest, RunVariant
+from oloproof.report import render_run
 from oloproof.tasks import (
     Batch,
     BatchPart,
@@ -57,22 +60,28 @@ __all__ = ["PreparedRun", "evaluate", "run_name", "run_stages", "run_tags"]
 
 
 def run_name(env: RunEnvironment) -> str:
-    """``run <system> <version> · <n> cases``, as the Prefect UI shows it."""
+    """``run <system> <version> · <n> cases · config <hash>``, as the Prefect UI shows it.
+
+    The hash (`RunEnvironment.config_hash`) tells apart runs whose settings differ,
+    a ``--set`` override among them.
+    """
     config = env.system.config
-    return f"run {config.name} {config.version} · {len(env.cases)} cases"
+    cases = "1 case" if len(env.cases) == 1 else f"{len(env.cases)} cases"
+    return f"run {config.name} {config.version} · {cases} · config {env.config_hash}"
 
 
 def run_tags(env: RunEnvironment) -> list[str]:
-    """Tags a person can filter by in the Prefect UI."""
+    """Tags a person can filter by in the Prefect UI: the run id, the system and its settings."""
     config = env.system.config
-    tags = ["oloproof", f"system:{config.name}", f"version:{config.version}"]
+    tags = ["oloproof", f"run:{env.run_id}", f"system:{config.name}", f"version:{config.version}"]
     if config.index_version is not None:
         tags.append(f"index_version:{config.index_version}")
+    tags.append(f"config:{env.config_hash}")
     return tags
 
 
-def _label_flow_run(name: str | None, tags: list[str], project: str) -> None:
-    # Name and tags need the validated project, which exists only once the flow runs.
+def _label_flow_run(tags: list[str], project: str) -> None:
+    # Tags need the validated project; the flow run was named when it was created.
     flow_run_id = flow_run.get_id()
     if flow_run_id is None:
         return
@@ -82,9 +91,19 @@ def _label_flow_run(name: str | None, tags: list[str], project: str) -> None:
     with get_client(sync_client=True) as client:
         current = client.read_flow_run(flow_run_id)
         merged = sorted(set(current.tags or []) | set(tags) | {tag})
-        client.update_flow_run(flow_run_id, name=name or current.name, tags=merged,
-                               infrastructure_pid=where_running())  # fmt: skip
+        client.update_flow_run(flow_run_id, tags=merged, infrastructure_pid=where_running())
         crash_orphaned_runs(client, tag, UUID(str(flow_run_id)))
+
+
+def _stages_of(env: RunEnvironment) -> str:
+    return {"rag": "retrieve, assemble, generate, judge", "plain": "generate, judge",
+            "recorded": "judge"}[env.system.config.kind]  # fmt: skip
+
+
+def _log_report(manifest: dict[str, Any], metrics: list[dict[str, Any]]) -> None:
+    # The run's logs end with what the command prints, less the exploratory slices.
+    overall = [row for row in metrics if row["slice"] is None]
+    get_run_logger().info("\n".join(render_run({**manifest, "metrics": overall})))
 
 
 def _stage_tasks(env: RunEnvironment) -> dict[str, Any]:
@@ -193,7 +212,9 @@ def _manifest(env: RunEnvironment, summary: dict[str, Any], started: datetime) -
     ctx, config = env.request, env.project.config
     return RunManifest(
         run_id=ctx.run_id,
+        kind=ctx.kind,
         status="complete",
+        config_hash=env.config_hash,
         created_at=started,
         finished_at=datetime.now(UTC),
         project=str(env.project.directory),
@@ -234,15 +255,19 @@ def run_stages(env: RunEnvironment) -> dict[str, Any]:
     """
     started = datetime.now(UTC)
     try:
-        # Child runs keep the name their parent flow gave them.
-        _label_flow_run(run_name(env) if env.request.parent is None else None, run_tags(env),
-                        str(env.project.directory))  # fmt: skip
+        _label_flow_run(run_tags(env), str(env.project.directory))
+        get_run_logger().info("Run %s: %d cases of %s %s (config %s); stages: %s", env.run_id, len(env.cases),
+                              env.system.config.name, env.system.config.version, env.config_hash,
+                              _stages_of(env))  # fmt: skip
         tasks = _stage_tasks(env)
         parts = _collect_parts(env, _submit_batches(env, tasks))
         summary = summarize_run.submit(_quote(env), _quote(parts)).result()
         manifest = _manifest(env, summary, started).model_dump(mode="json")
         write_run.submit(_quote(env), manifest, _quote(parts), _quote(summary["metrics"])).result()
-        publish_report.submit(manifest, _quote(summary["metrics"])).result()
+        overridden = env.request.results is not None or "results" in env.request.settings
+        where = store_arguments(env.store.url if overridden else None, str(env.project.directory))
+        publish_report.submit(manifest, _quote(summary["metrics"]), where).result()
+        _log_report(manifest, summary["metrics"])
         # Per-case data stays in the store: Prefect walks a flow's return value, and
         # at 100,000 cases that walk alone would take many seconds.
         return {**manifest, "metrics": summary["metrics"]}
@@ -255,11 +280,37 @@ def run_stages(env: RunEnvironment) -> dict[str, Any]:
 
 _RUN_FLOW: dict[str, Any] = {
     "name": "oloproof-run",
-    "flow_run_name": "run {project}",
     "validate_parameters": False,
     "task_runner": ThreadPoolTaskRunner(max_workers=THREAD_WORKERS),
 }
 """Both run flows are one flow to Prefect and the UI."""
+
+_PREPARED: dict[str, RunEnvironment] = {}
+"""Environments `evaluate` prepared to name its flow runs, by flow run id, until each run's body takes its own."""
+
+
+def _evaluate_request(project: str = ".", overrides: list[str] | None = None, index_version: str | None = None,
+                      results: str | None = None, run_id: str | None = None) -> RunRequest:
+    """`evaluate`'s parameters as the request they define."""
+    return RunRequest(run_id=run_id or new_run_id(), project=str(project or "."),
+                      settings=settings_of(overrides, index_version), results=results or None)  # fmt: skip
+
+
+def _evaluate_run_name() -> str:
+    """The name of an `evaluate` flow run, given as Prefect creates it: ``run_name``.
+
+    Prefect names a flow run before its first log line, and only a prepared run
+    knows its system and cases: the run is prepared here and its body takes the
+    environment. A request that does not prepare is named ``run <project>``; the
+    body then fails the run with the error.
+    """
+    parameters = flow_run.get_parameters()
+    try:
+        env = prepare_environment(_evaluate_request(**parameters))
+    except Exception:  # noqa: BLE001 - the body prepares it again and fails the run with it
+        return f"run {parameters.get('project') or '.'}"
+    _PREPARED[str(flow_run.get_id())] = env
+    return run_name(env)
 
 
 def settings_of(overrides: list[str] | None, index_version: str | None) -> dict[str, Any]:
@@ -270,7 +321,7 @@ def settings_of(overrides: list[str] | None, index_version: str | None) -> dict[
     return settings
 
 
-@flow(**_RUN_FLOW)
+@flow(**_RUN_FLOW, flow_run_name=_evaluate_run_name)
 def evaluate(
     project: str = ".",
     overrides: list[str] | None = None,
@@ -292,13 +343,9 @@ def evaluate(
     Returns:
         The run manifest with its ``metrics``; per-case records are in the store.
     """
-    request = RunRequest(
-        run_id=run_id or new_run_id(),
-        project=str(project or "."),
-        settings=settings_of(overrides, index_version),
-        results=results or None,
+    env = _PREPARED.pop(str(flow_run.get_id()), None) or prepare_environment(
+        _evaluate_request(project, overrides, index_version, results, run_id)
     )
-    env = prepare_environment(request)
     try:
         return run_stages(env)
     finally:
@@ -315,7 +362,7 @@ class PreparedRun:
     def __init__(self, env: RunEnvironment) -> None:
         self.env = env
 
-    @flow(**_RUN_FLOW)
+    @flow(**_RUN_FLOW, flow_run_name="run {project}")  # named by `__call__`
     def evaluate(
         self,
         run_id: str,
@@ -328,6 +375,7 @@ class PreparedRun:
         bypass_generation_cache: bool = False,
         case_ids: list[str] | None = None,
         parent: dict[str, str] | None = None,
+        kind: str = "run",
     ) -> dict[str, Any]:
         """Evaluate the prepared run.
 
@@ -340,6 +388,12 @@ class PreparedRun:
         return run_stages(self.env)
 
     def __call__(self, **flow_options: Any) -> dict[str, Any]:
-        """Run the flow (``flow_options`` as for ``Flow.with_options``)."""
-        bound = self.evaluate.with_options(**flow_options) if flow_options else self.evaluate
-        return bound(**self.env.request.public())
+        """Run the flow (``flow_options`` as for ``Flow.with_options``); returns once its
+        events are delivered.
+
+        The flow run is created under `run_name`, or the ``flow_run_name`` given (a
+        diagnosis names its child runs).
+        """
+        name = run_name(self.env)
+        bound = self.evaluate.with_options(**{"flow_run_name": lambda: name, **flow_options})
+        return delivering_events(lambda: bound(**self.env.request.public()))

@@ -20,9 +20,11 @@ from oloproof.records._manifest import (
     EvaluatorEntry,
     JudgeUsage,
     RunCache,
+    RunKind,
     RunManifest,
     RunParent,
     RunVariant,
+    stored_run_kind,
 )
 from oloproof.records._metrics import MetricRow
 from oloproof.records._retrievals import RetrievalRow
@@ -44,7 +46,9 @@ __all__ = [
     "Record",
     "RetrievalRow",
     "RunCache",
+    "RunKind",
     "RunManifest",
     "RunParent",
     "RunVariant",
+    "stored_run_kind",
 ]

@@ -2,14 +2,48 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import JsonValue, field_serializer
+from pydantic import JsonValue, field_serializer, model_validator
 
 from oloproof.records._base import Record
 
-__all__ = ["CacheCount", "EvaluatorEntry", "JudgeUsage", "RunCache", "RunManifest", "RunParent", "RunVariant"]
+__all__ = [
+    "CacheCount",
+    "EvaluatorEntry",
+    "JudgeUsage",
+    "RunCache",
+    "RunKind",
+    "RunManifest",
+    "RunParent",
+    "RunVariant",
+    "stored_run_kind",
+]
+
+RunKind = Literal["run", "diagnosis_child"]
+"""What a run was made for: ``run`` for a user's own run, ``diagnosis_child`` for one
+re-execution of a diagnosis (its control, gold-context run or replay)."""
+
+
+def stored_run_kind(manifest: Mapping[str, Any]) -> object:
+    """The kind a stored manifest records, as it records it.
+
+    Manifests written before runs recorded their kind have none: they read as
+    ``diagnosis_child`` when they name a parent run, else as ``run``.
+
+    Args:
+        manifest: A run manifest as stored (``run.json``), of any age.
+
+    Returns:
+        The manifest's ``kind`` when it has one (kept as written), else the kind
+        its ``parent`` implies.
+    """
+    kind = manifest.get("kind")
+    if kind is not None:
+        return kind
+    return "diagnosis_child" if manifest.get("parent") is not None else "run"
 
 
 class CacheCount(Record):
@@ -145,8 +179,16 @@ class RunManifest(Record):
     run_id: str
     """The run's id, ``run_<ULID>``."""
 
+    kind: RunKind
+    """What the run was made for: ``oloproof runs`` and the ``runs`` view list only
+    ``run``; ``runs --all`` and the ``all_runs`` view list every kind."""
+
     status: Literal["complete"]
     """Always ``complete``: a run without a manifest never finished."""
+
+    config_hash: str | None = None
+    """A short hash of every setting the run used, overrides included: its flow run's
+    name and ``config:`` tag in the Prefect UI carry it. ``None`` in older manifests."""
 
     created_at: datetime
     """When the run started (UTC)."""
@@ -204,6 +246,14 @@ class RunManifest(Record):
 
     parent: RunParent | None = None
     """What a child run was run for; ``None`` for a top-level run."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kind_of_older_manifests(cls, data: Any) -> Any:
+        # Manifests written before runs recorded their kind still read.
+        if isinstance(data, Mapping) and "kind" not in data:
+            return {**data, "kind": stored_run_kind(data)}
+        return data
 
     @field_serializer("created_at", "finished_at")
     def _iso(self, value: datetime) -> str:

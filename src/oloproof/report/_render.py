@@ -102,15 +102,25 @@ def render_table(headers: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def cache_lines(cache: dict[str, dict[str, int]]) -> list[str]:
-    """The two cache lines, exactly as the product page prints them."""
+    """The two cache lines: ``Cache:`` per cache, ``Stages:`` per stage that ran.
+
+    The stage counts are of the cases the execution cache did not serve: when it
+    served every case no stage ran, and the line says so instead of counting zeros.
+    """
 
     def pair(name: str) -> str:
         return f"{cache[name]['hit']} hit/{cache[name]['miss']} miss"
 
-    return [
-        f"Cache: execution {pair('execution')}; judgment {pair('judgment')}",
-        f"Stages: retrieve {pair('retrieve')}; generate {pair('generate')}",
-    ]
+    served = cache["execution"]["hit"]
+    ran = sum(cache[stage]["hit"] + cache[stage]["miss"] for stage in ("retrieve", "generate"))
+    if served and not ran and not cache["execution"]["miss"]:
+        cases = "the one case was" if served == 1 else f"all {served:,} cases were"
+        stages = f"Stages: none ran: {cases} served from the execution cache"
+    else:
+        stages = f"Stages: retrieve {pair('retrieve')}; generate {pair('generate')}"
+        if served:
+            stages += f" ({served:,} case{'s' if served != 1 else ''} served from the execution cache)"
+    return [f"Cache: execution {pair('execution')}; judgment {pair('judgment')}", stages]
 
 
 def recorded_lines(report: dict[str, Any]) -> list[str]:

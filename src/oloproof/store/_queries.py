@@ -36,7 +36,8 @@ class Queries:
     def connect(self) -> duckdb.DuckDBPyConnection:
         """An in-memory DuckDB connection with a view per table over the store.
 
-        Views: ``runs``, ``cases``, ``retrievals``, ``generations``, ``judgments``,
+        Views: ``runs`` (the user's own runs), ``all_runs`` (every run, with its
+        ``kind``), ``cases``, ``retrievals``, ``generations``, ``judgments``,
         ``metrics``, ``diagnoses``, ``diagnosis_labels``, ``comparisons`` and
         ``decisions``. Only complete runs (and diagnoses, comparisons) appear;
         the set of files is fixed when the connection is made.

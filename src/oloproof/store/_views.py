@@ -6,6 +6,11 @@ extension is ever downloaded). The store is listed once per connection, and
 only directories whose manifest exists (``run.json``, ``diagnosis.json``,
 ``comparison.json``) contribute rows: an interrupted or in-progress run is
 invisible.
+
+``all_runs`` holds every complete run with its ``kind``; ``runs`` only the user's
+own (``kind = 'run'``), not a diagnosis's child runs. The table views hold the
+rows of every complete run, so that a query of a table never reads a manifest:
+joined with ``runs``, they keep the user's runs only.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import duckdb
 
 from oloproof._exceptions import StoreError
 from oloproof._json import canonical_json
+from oloproof.records import stored_run_kind
 from oloproof.store import _layout, _schema
 from oloproof.store._duckdb import new_connection, sql_string
 from oloproof.store._errors import one_line
@@ -25,28 +31,43 @@ from oloproof.store._objects import ObjectStore, parse_json
 
 __all__ = ["VIEW_NAMES", "build_connection", "views_named_in"]
 
-_RUN_COLUMNS = (
-    ("created_at", ("created_at",)),
-    ("system_name", ("system_name", "system.name")),
-    ("system_version", ("system_version", "system.version")),
-    ("index_version", ("index_version", "system.index_version", "index.version")),
-    ("dataset", ("dataset",)),
-    ("status", ("status",)),
+_ManifestColumn = tuple[str, Callable[[dict[str, Any]], object]]
+"""A column of a manifest view: its name, and how its value is read from a manifest."""
+
+
+def _first(*dotted: str) -> Callable[[dict[str, Any]], object]:
+    """A reader of a manifest's value at the first of the ``dotted`` paths that holds one."""
+
+    def read(manifest: dict[str, Any]) -> object:
+        return next((v for v in (_pick(manifest, path) for path in dotted) if v is not None), None)
+
+    return read
+
+
+_RUN_COLUMNS: tuple[_ManifestColumn, ...] = (
+    ("created_at", _first("created_at")),
+    ("system_name", _first("system_name", "system.name")),
+    ("system_version", _first("system_version", "system.version")),
+    ("index_version", _first("index_version", "system.index_version", "index.version")),
+    ("dataset", _first("dataset")),
+    ("status", _first("status")),
+    # Manifests written before runs recorded their kind have none: their parent decides.
+    ("kind", stored_run_kind),
 )
-_DIAGNOSIS_COLUMNS = (
-    ("parent_run_id", ("parent_run_id",)),
-    ("criterion", ("criterion",)),
-    ("intervention", ("intervention",)),
+_DIAGNOSIS_COLUMNS: tuple[_ManifestColumn, ...] = (
+    ("parent_run_id", _first("parent_run_id")),
+    ("criterion", _first("criterion")),
+    ("intervention", _first("intervention")),
 )
-_COMPARISON_COLUMNS = (
-    ("candidate_run_id", ("candidate_run_id",)),
-    ("baseline_run_id", ("baseline_run_id",)),
-    ("gate", ("gate",)),
+_COMPARISON_COLUMNS: tuple[_ManifestColumn, ...] = (
+    ("candidate_run_id", _first("candidate_run_id")),
+    ("baseline_run_id", _first("baseline_run_id")),
+    ("gate", _first("gate")),
 )
 
 # (container dir, manifest file, id column, manifest view, manifest columns)
 _MANIFESTS = (
-    (_layout.RUNS_DIR, _layout.RUN_MANIFEST, "run_id", "runs", _RUN_COLUMNS),
+    (_layout.RUNS_DIR, _layout.RUN_MANIFEST, "run_id", "all_runs", _RUN_COLUMNS),
     (_layout.DIAGNOSES_DIR, _layout.DIAGNOSIS_MANIFEST, "diagnosis_id", "diagnoses",
      _DIAGNOSIS_COLUMNS),
     (_layout.COMPARISONS_DIR, _layout.COMPARISON_MANIFEST, "comparison_id", "comparisons",
@@ -68,6 +89,8 @@ _TABLE_FILES = (
 
 # Views over another view: name -> (the view it reads, its SELECT).
 _DERIVED = {
+    # The user's own runs: a diagnosis's child runs, a few re-executed cases each, are in all_runs only.
+    "runs": ("all_runs", "SELECT * FROM all_runs WHERE kind = 'run' ORDER BY run_id"),
     "generations": (
         "cases",
         "SELECT run_id, case_id, generation_key, generate_hit, output, context FROM cases",
@@ -123,10 +146,10 @@ def build_connection(
             a manifest view reads every manifest, a table view every file's footer.
 
     Returns:
-        The connection, with those of the views ``runs``, ``cases``,
-        ``retrievals``, ``generations``, ``judgments``, ``metrics``,
+        The connection, with those of the views ``runs``, ``all_runs``,
+        ``cases``, ``retrievals``, ``generations``, ``judgments``, ``metrics``,
         ``diagnoses``, ``diagnosis_labels``, ``comparisons`` and ``decisions``
-        that ``views`` names.
+        that ``views`` names (and the views those read).
 
     Raises:
         StoreError: The store cannot be listed, or a manifest is not valid JSON.
@@ -222,18 +245,12 @@ def _text(value: Any) -> str | None:
 
 
 def _manifest_row(
-    name: str, data: bytes, columns: tuple[tuple[str, tuple[str, ...]], ...], url: str
+    name: str, data: bytes, columns: tuple[_ManifestColumn, ...], url: str
 ) -> tuple[str | None, ...]:
     manifest = parse_json(data, url, what="manifest JSON")
     if not isinstance(manifest, dict):
         raise StoreError("a manifest must be a JSON object", path=url)
-    values: list[str | None] = [name]
-    for _, candidates in columns:
-        found = next(
-            (v for v in (_pick(manifest, c) for c in candidates) if v is not None), None
-        )
-        values.append(_text(found))
-    values.append(canonical_json(manifest))
+    values = [name, *(_text(read(manifest)) for _, read in columns), canonical_json(manifest)]
     return tuple(values)
 
 
@@ -241,7 +258,7 @@ def _create_manifest_view(
     con: duckdb.DuckDBPyConnection,
     view: str,
     id_column: str,
-    columns: tuple[tuple[str, tuple[str, ...]], ...],
+    columns: tuple[_ManifestColumn, ...],
     rows: list[tuple[str | None, ...]],
 ) -> None:
     names = [id_column, *(column for column, _ in columns), "manifest"]

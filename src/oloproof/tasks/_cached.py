@@ -3,13 +3,15 @@
 A batch task hands its cases' work items here: records found under their
 identity key are hits; the rest are computed (user calls go through the run's
 shared executor), recorded under their key, and are misses. A case whose user
-call raised is an error outcome — recorded for the run, never cached — and
-the batch as a whole is then kept out of Prefect's cache, so a re-run retries it.
+call raised is an error outcome — recorded for the run and named in its logs,
+never cached — and the batch as a whole is then kept out of Prefect's cache, so a
+re-run retries it.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import logging
 import sysconfig
 import time
 import traceback
@@ -29,9 +31,11 @@ __all__ = [
     "Outcome",
     "WorkItem",
     "is_hit",
+    "log_failures",
     "outcome",
     "passthrough",
     "run_cached",
+    "run_logger",
     "skip_batch_cache",
 ]
 
@@ -52,6 +56,8 @@ class WorkItem:
     limited: bool = True
     """Count against the system's ``max_concurrency`` (LLM judges have their
     provider's own limits instead)."""
+    label: str = ""
+    """How the run's logs name this work when it fails; the case id when empty."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +168,7 @@ def run_cached(
             pending[future] = [item]
     if len(results):
         env.progress(stage, len(results))
-    failed = False
+    failures: list[tuple[str, str]] = []
     for item, called, shared in _completed(pending, inline):
         _check_contract(env, item, called.error)
         record, error = None, called.error
@@ -172,9 +178,9 @@ def run_cached(
             except CaseFailure as failure:
                 error, record = failure, failure.record
         if error is not None:
-            failed = True
+            failures.append((item.label or item.case_id, _describe(error)))
             results[item.case_id] = outcome(
-                key=item.key, record=record, error=_describe(error), error_stage=stage, ms=called.ms,
+                key=item.key, record=record, error=failures[-1][1], error_stage=stage, ms=called.ms,
                 computed_by=env.run_id,
             )
         else:
@@ -185,9 +191,42 @@ def run_cached(
                 computed_by=env.run_id,
             )
         env.progress(stage)
-    if failed:
+    if failures:
         skip_batch_cache()
+        log_failures(env, stage, failures)
     return {item.case_id: results[item.case_id] for item in items}
+
+
+MAX_LOGGED_FAILURES = 20
+"""Failing cases a batch names in the run's logs; the rest are counted in one line."""
+
+
+def log_failures(env: RunEnvironment, stage: str, failures: list[tuple[str, str]]) -> None:
+    """One warning per failing case in the run's logs: its stage, its name and its error.
+
+    Args:
+        env: The run.
+        stage: The stage the cases failed at.
+        failures: ``(name, one-line error)`` per failing case of the batch.
+    """
+    logger = run_logger()
+    for name, error in failures[:MAX_LOGGED_FAILURES]:
+        logger.warning("%s %s: missing: %s", stage, name, error)
+    more = len(failures) - MAX_LOGGED_FAILURES
+    if more > 0:
+        logger.warning("%s: %d more failing case%s in this batch; oloproof inspect %s lists them all",
+                       stage, more, "s" if more != 1 else "", env.run_id)  # fmt: skip
+
+
+def run_logger() -> logging.Logger | logging.LoggerAdapter[logging.Logger]:
+    """The current Prefect run's logger (its lines reach the run's logs in the API), else Oloproof's."""
+    from prefect.exceptions import MissingContextError
+    from prefect.logging import get_run_logger
+
+    try:
+        return get_run_logger()
+    except MissingContextError:
+        return logging.getLogger("oloproof")
 
 
 def _check_contract(env: RunEnvironment, item: WorkItem, error: BaseException | None) -> None:

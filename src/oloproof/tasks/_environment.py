@@ -19,12 +19,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from oloproof._exceptions import DatasetError, ProviderConfigError
+from oloproof._json import content_hash
 from oloproof._secrets import public_settings
 from oloproof._system._resolve import SystemHandle, import_callable, resolve_system
 from oloproof.config import Project, load_project
 from oloproof.dataset import Case, Dataset, load_cases
 from oloproof.evaluators import Evaluator, JudgeContext
 from oloproof.providers import ProviderPool
+from oloproof.records import RunKind
 from oloproof.store import ResultsStore
 from oloproof.tasks._executor import StageExecutor
 from oloproof.tasks._inputs import build_project_evaluators, check_inputs
@@ -71,6 +73,10 @@ class RunRequest(BaseModel):
     parent: dict[str, str] | None = None
     """What a child run was run for: ``{"run_id", "diagnosis_request", "role"}``."""
 
+    kind: RunKind = "run"
+    """What the run is made for, as its manifest records it: ``run`` for a user's run,
+    ``diagnosis_child`` for a diagnosis's re-execution."""
+
     def public(self) -> dict[str, Any]:
         """The request as JSON parameters, without credentials (what Prefect records)."""
         data = self.model_dump(mode="json")
@@ -110,6 +116,13 @@ class RunEnvironment:
     @property
     def system_dict(self) -> dict[str, Any]:
         return self.system.config.model_dump(mode="json")
+
+    @property
+    def config_hash(self) -> str:
+        """Eight hex digits of every setting of the run: the project's configuration, ``--set``
+        overrides applied, with the system's resolved settings. Equal settings, equal hash."""
+        settings = {**self.project.config.model_dump(mode="json"), "system": self.system_dict}
+        return content_hash(settings)[:8]
 
     def progress(self, stage: str, count: int = 1) -> None:
         if self.on_progress is not None:

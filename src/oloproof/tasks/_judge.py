@@ -90,6 +90,7 @@ def _plan(
                     finish=partial(_verdict_record, evaluator),
                     inline=not evaluator.is_async and not evaluator.is_llm_judge,
                     limited=not evaluator.is_llm_judge,
+                    label=f"{case_id} {evaluator.criterion}",
                 )
             )
     return items, fixed, by_slot

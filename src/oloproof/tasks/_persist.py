@@ -89,8 +89,11 @@ def write_run(env: RunEnvironment, manifest: dict[str, Any], parts: list[BatchPa
 
 
 @task(cache_policy=NO_CACHE, name="publish-report", task_run_name="publish report {manifest[run_id]}")
-def publish_report(manifest: dict[str, Any], metrics: list[dict[str, Any]]) -> None:
-    """A Prefect artifact with the metrics table, linked to the run id, for the UI."""
+def publish_report(manifest: dict[str, Any], metrics: list[dict[str, Any]], store_arguments: str = "") -> None:
+    """A Prefect artifact with the metrics table, linked to the run id, for the UI.
+
+    ``store_arguments`` (`` --project DIR``) end its commands, so they run from anywhere.
+    """
     from prefect.artifacts import create_markdown_artifact
 
     from oloproof.report import render_run
@@ -106,7 +109,8 @@ def publish_report(manifest: dict[str, Any], metrics: list[dict[str, Any]]) -> N
         *lines[1:],
         "```",
         "",
-        f"Inspect: `oloproof show {manifest['run_id']}` · `oloproof inspect {manifest['run_id']}`",
+        f"Inspect: `oloproof show {manifest['run_id']}{store_arguments}` · "
+        f"`oloproof inspect {manifest['run_id']}{store_arguments}`",
     ])
     key = "oloproof-" + manifest["run_id"].lower().replace("_", "-")
     create_markdown_artifact(markdown=markdown, key=key, description=f"Oloproof run {manifest['run_id']}")

@@ -1,0 +1,165 @@
+"""The Prefect API a command's flows report to: the user's server, or a temporary one.
+
+Without ``PREFECT_API_URL``, Prefect starts a temporary server in a subprocess and
+waits ``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS`` (20) for it, counting its
+own 0.1 s sleeps rather than the clock. A first start creates and migrates the
+database, and where bytecode is not written every process compiles Prefect from
+source: on a busy machine that takes minutes, and the wait ends in a traceback.
+So Oloproof starts that server itself, before anything is written, and waits on the
+clock: `STARTUP_TIMEOUT_S` by default, the user's own setting of that variable
+(environment or profile) whenever there is one. Prefect's flow engine then finds the
+server running and uses it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from oloproof._exceptions import PrefectApiError
+
+__all__ = ["STARTUP_TIMEOUT_S", "STARTUP_TIMEOUT_VARIABLE", "PrefectApi", "connect_prefect_api"]
+
+STARTUP_TIMEOUT_S = 600
+"""Wall-clock seconds to wait for the temporary server when the user set no limit."""
+
+STARTUP_TIMEOUT_VARIABLE = "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"
+
+_NOTICE_AFTER_S = 10.0
+"""A start slower than this says, once, what the wait is for."""
+
+_POLL_S = 0.25
+_PORT_IN_USE = 3
+"""uvicorn's exit code when its port was taken between choosing and binding it."""
+
+
+@dataclass(frozen=True)
+class PrefectApi:
+    """The API a command's flows report to."""
+
+    url: str
+    """The API's URL, ``http://127.0.0.1:<port>/api`` for a temporary server."""
+
+    temporary: bool
+    """Whether it is a temporary server this process started (and stops at exit)."""
+
+
+def connect_prefect_api(notify: Callable[[str], None] | None = None) -> PrefectApi:
+    """The Prefect API, answering: the configured one, checked, or a temporary server, started.
+
+    Args:
+        notify: Receives one line if the temporary server is slow to start
+            (default: printed to stderr when it is a terminal, so that a script
+            reading stderr sees only errors).
+
+    Raises:
+        PrefectApiError: The configured API does not answer, or the temporary server
+            did not answer within its start-up limit: one line saying what to do.
+    """
+    from prefect.settings import PREFECT_API_URL
+
+    url = PREFECT_API_URL.value()
+    if url:
+        _check_answers(str(url))
+        return PrefectApi(url=str(url), temporary=False)
+    return _start_temporary_server(startup_timeout_s(), notify or _to_stderr)
+
+
+def startup_timeout_s() -> float:
+    """The user's ``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS``, else `STARTUP_TIMEOUT_S`."""
+    from prefect.settings import get_current_settings
+
+    ephemeral = get_current_settings().server.ephemeral
+    # Set in the environment or the profile, it is the user's: it wins, read as wall seconds.
+    if "startup_timeout_seconds" in ephemeral.model_fields_set:
+        return float(ephemeral.startup_timeout_seconds)
+    return float(STARTUP_TIMEOUT_S)
+
+
+def _check_answers(url: str) -> None:
+    from prefect.client.orchestration import get_client
+
+    with get_client(sync_client=True) as client:
+        problem = client.api_healthcheck()
+    if problem is not None:
+        raise PrefectApiError(
+            f"the Prefect API at {url} (PREFECT_API_URL) does not answer ({_describe(problem)}): "
+            "start it (prefect server start), or unset PREFECT_API_URL to run on a temporary local server"
+        )
+
+
+def _start_temporary_server(timeout_s: float, notify: Callable[[str], None]) -> PrefectApi:
+    from prefect.server.api.server import SubprocessASGIServer
+
+    server = SubprocessASGIServer()
+    if server.running and server.server_process is not None and server.server_process.poll() is None:
+        return PrefectApi(url=server.api_url, temporary=True)
+    if not hasattr(server, "_run_uvicorn_command"):  # another Prefect: its own start, at our limit
+        server.start(timeout=int(timeout_s))
+        return PrefectApi(url=server.api_url, temporary=True)
+    server.port = server.find_available_port()
+    server.server_process = server._run_uvicorn_command()
+    server.running = True
+    atexit.register(server.stop)
+    try:
+        _wait_until_healthy(server, timeout_s, notify)
+    except BaseException:
+        server.stop()
+        raise
+    return PrefectApi(url=server.api_url, temporary=True)
+
+
+def _wait_until_healthy(server: Any, timeout_s: float, notify: Callable[[str], None]) -> None:
+    import httpx
+
+    started = time.monotonic()
+    noticed = False
+    with httpx.Client(timeout=10) as client:
+        while True:
+            code = server.server_process.poll()
+            if code == _PORT_IN_USE:
+                server.port = server.find_available_port()
+                server.server_process = server._run_uvicorn_command()
+            elif code is not None:
+                raise PrefectApiError(
+                    f"Prefect's temporary server exited with code {code} while starting (its output is above): "
+                    "start one with prefect server start and set PREFECT_API_URL"
+                )
+            elif _healthy(client, f"{server.api_url}/health"):
+                return
+            waited = time.monotonic() - started
+            if waited > timeout_s:
+                raise PrefectApiError(
+                    f"Prefect's temporary server did not answer within {timeout_s:g} s: raise "
+                    f"{STARTUP_TIMEOUT_VARIABLE}, or start one (prefect server start) and set PREFECT_API_URL"
+                )
+            if not noticed and waited > _NOTICE_AFTER_S:
+                noticed = True
+                notify(
+                    "oloproof: starting Prefect's temporary server (a first start creates its database; "
+                    f"up to {timeout_s:g} s, {STARTUP_TIMEOUT_VARIABLE}) ..."
+                )
+            time.sleep(_POLL_S)
+
+
+def _healthy(client: Any, url: str) -> bool:
+    import httpx
+
+    try:
+        return bool(client.get(url).status_code == 200)
+    except httpx.HTTPError:  # not listening yet, or too busy to answer this probe
+        return False
+
+
+def _describe(problem: BaseException) -> str:
+    text = str(problem).strip().splitlines()
+    return f"{type(problem).__name__}: {text[0]}" if text else type(problem).__name__
+
+
+def _to_stderr(line: str) -> None:
+    if sys.stderr.isatty():
+        print(line, file=sys.stderr, flush=True)
