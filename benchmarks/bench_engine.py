@@ -630,10 +630,12 @@ def _engine_revision() -> str:
     root = Path(__file__).resolve().parents[1]
     try:
         commit = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            check=False, capture_output=True, text=True, timeout=10,
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--", "src"], capture_output=True, text=True, timeout=10
+            ["git", "-C", str(root), "status", "--porcelain", "--", "src"],
+            check=False, capture_output=True, text=True, timeout=10,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"

@@ -63,7 +63,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: object) -> None:  # quiet
         pass
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+    def do_POST(self) -> None:  # http.server dispatches on this name
         self.rfile.read(int(self.headers.get("content-length", 0)))
         if not self.server.admit():
             self._send(429, {"error": {"message": "rate limited", "type": "requests", "code": None}},

@@ -92,13 +92,13 @@ def main() -> None:
     print(f"{args.replications:,} replications per cell; coverage % · width; floor {floor:.1f}% (95% − 2 MC SE)")
     print("| judge | pass rate | n | reported (PPI++ used) | PPI++ forced | humans only | judge only |")
     print("|---|---|---|---|---|---|---|")
-    for row in rows:
-        def fmt(key: str) -> str:
-            mark = "**" if row[f"{key}_coverage"] < floor else ""
-            return f"{mark}{row[f'{key}_coverage']:.1f}{mark} · {row[f'{key}_width']:.3f}"
+    def fmt(row: dict, key: str) -> str:
+        mark = "**" if row[f"{key}_coverage"] < floor else ""
+        return f"{mark}{row[f'{key}_coverage']:.1f}{mark} · {row[f'{key}_width']:.3f}"
 
-        print(f"| {row['judge']} | {row['rate']} | {row['n']} | {fmt('reported')} ({row['ppi_used']:.0f}%) | "
-              f"{fmt('ppi++')} | {fmt('humans')} | {fmt('judge')} |")
+    for row in rows:
+        print(f"| {row['judge']} | {row['rate']} | {row['n']} | {fmt(row, 'reported')} ({row['ppi_used']:.0f}%) | "
+              f"{fmt(row, 'ppi++')} | {fmt(row, 'humans')} | {fmt(row, 'judge')} |")
 
 
 if __name__ == "__main__":

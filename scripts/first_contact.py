@@ -46,7 +46,8 @@ def try_command(command: str, workdir: Path, label: str) -> tuple[float, int, st
     subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
     home.mkdir()
     started = time.monotonic()
-    done = subprocess.run(["bash", "-c", command], cwd=clone, env=fresh_env(home), capture_output=True, text=True)
+    done = subprocess.run(["bash", "-c", command], cwd=clone, env=fresh_env(home),
+                          check=False, capture_output=True, text=True)  # fmt: skip
     seconds = time.monotonic() - started
     return seconds, done.returncode, (done.stdout + done.stderr).strip()
 
@@ -63,8 +64,9 @@ def main() -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="oloproof-first-contact-") as folder:
             workdir = Path(folder)
-            print(f"HEAD {subprocess.run(['git', '-C', str(REPO), 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()}"
-                  f" · {os.cpu_count()} CPUs · {args.busy} busy processes")  # fmt: skip
+            head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                                  check=False, capture_output=True, text=True).stdout.strip()  # fmt: skip
+            print(f"HEAD {head} · {os.cpu_count()} CPUs · {args.busy} busy processes")
             print(f"$ {first}")
             for n in range(1, args.tries + 1):
                 seconds, code, output = try_command(first, workdir, f"run{n}")

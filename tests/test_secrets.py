@@ -14,8 +14,8 @@ PRESIGNED = (f"https://bucket.s3.amazonaws.com/cases.jsonl?X-Amz-Algorithm=AWS4-
 
 
 @pytest.mark.parametrize("url, expected", [
-    (PRESIGNED, "https://bucket.s3.amazonaws.com/cases.jsonl?X-Amz-Algorithm=REDACTED"
-                "&X-Amz-Credential=REDACTED&X-Amz-Signature=REDACTED"),
+    (PRESIGNED, ("https://bucket.s3.amazonaws.com/cases.jsonl?X-Amz-Algorithm=REDACTED"
+                 "&X-Amz-Credential=REDACTED&X-Amz-Signature=REDACTED")),
     ("https://acct.blob.core.windows.net/c/cases.jsonl?sv=2024&sig=abc%2Bdef",
      "https://acct.blob.core.windows.net/c/cases.jsonl?sv=REDACTED&sig=REDACTED"),
     ("s3://user:hunter2@bucket/prefix", "s3://user:REDACTED@bucket/prefix"),

@@ -16,10 +16,11 @@ from oloproof import Passage, Retrieval, rag_system
 
 KNOWLEDGE_BASE = Path(__file__).with_name("knowledge_base.jsonl")
 
-STOPWORDS = frozenset(
-    """a an and are as at be by can do does for from get how i if in is it my of on or our
-    the this to we what when which who will with you your""".split()
-)
+STOPWORDS = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "get", "how", "i", "if", "in",
+    "is", "it", "my", "of", "on", "or", "our", "the", "this", "to", "we", "what", "when", "which", "who", "will",
+    "with", "you", "your",
+})
 
 
 def words(text: str) -> set[str]:

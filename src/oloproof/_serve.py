@@ -62,13 +62,14 @@ def build_deployments(prefect_yaml: str | Path, overrides: dict[str, Any] | None
 def disable_triggers(deployment_names: list[str]) -> int:
     """Pause the automations behind the named deployments' triggers; returns how many."""
     from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
 
     paused = 0
     with get_client(sync_client=True) as client:
         for full_name in deployment_names:
             try:
                 deployment = client.read_deployment_by_name(full_name)
-            except Exception:  # deleted meanwhile: nothing left to pause
+            except ObjectNotFound:  # deleted meanwhile: nothing left to pause
                 continue
             for automation in client.read_resource_related_automations(f"prefect.deployment.{deployment.id}"):
                 if automation.enabled:

@@ -10,6 +10,7 @@ with it (or that do not): a validation is the judge's, whichever run it was made
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -126,7 +127,7 @@ def test_validating_the_judge_later_changes_the_decision(run_cli, judged_store):
 def test_a_stricter_policy_is_not_met_by_a_laxer_validation(run_cli, judged_store, tmp_path):
     assert _validate(run_cli, judged_store) == 0  # 60 labels: the defaults' 50 are met
     strict = tmp_path / "strict.yaml"
-    strict.write_text(open(judged_store["policy"]).read() + "judges: {min_labels: 100}\n", encoding="utf-8")
+    strict.write_text(Path(judged_store["policy"]).read_text() + "judges: {min_labels: 100}\n", encoding="utf-8")
     code, out = _compare(run_cli, {**judged_store, "policy": str(strict)})
     assert code == 3
     assert "judge_not_validated" in out

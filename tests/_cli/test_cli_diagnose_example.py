@@ -37,12 +37,12 @@ GOLD_PAGE = [
 
 CASE_LINES = [
     "money_back: RETRIEVAL_MISS, relevant_not_retrieved, strength intervention_recovery, best relevant position none",
-    "refund_review: CONTEXT_ASSEMBLY_LOSS, relevant_dropped_from_context, strength intervention_recovery, "
-    "best relevant position 2",
-    "seat_count: GENERATION_FAILURE, fails_with_gold_context, strength intervention_non_recovery, "
-    "best relevant position 1",
-    "security_review: CONTEXT_ASSEMBLY_LOSS, relevant_dropped_from_context, strength intervention_recovery, "
-    "best relevant position 2",
+    ("refund_review: CONTEXT_ASSEMBLY_LOSS, relevant_dropped_from_context, strength intervention_recovery, "
+     "best relevant position 2"),
+    ("seat_count: GENERATION_FAILURE, fails_with_gold_context, strength intervention_non_recovery, "
+     "best relevant position 1"),
+    ("security_review: CONTEXT_ASSEMBLY_LOSS, relevant_dropped_from_context, strength intervention_recovery, "
+     "best relevant position 2"),
 ]
 
 

@@ -180,8 +180,8 @@ def test_top_k_replay_recovers_the_ranked_out_case_without_retrieving(planted):
     assert record["labels_from"] == gold["diagnosis_id"]
     assert {c["case_id"] for c in record["cases"] if c["intervention_recovered"]} == {"ranked_badge"}
     assert [line for line in planted["inspect_topk"].splitlines() if line.endswith("recovered under top-k 4 yes")] \
-        == ["ranked_badge: RANKED_OUT, relevant_ranked_out, strength intervention_recovery, "
-            "best relevant position 4, recovered under top-k 4 yes"]
+        == [("ranked_badge: RANKED_OUT, relevant_ranked_out, strength intervention_recovery, "
+             "best relevant position 4, recovered under top-k 4 yes")]
     assert planted["topk_calls"] == 0
 
 

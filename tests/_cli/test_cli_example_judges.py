@@ -38,7 +38,7 @@ def _grade(seen) -> object:
     user = _user(seen)
     if schema.startswith("citation_support"):
         answer = user.split("Answer:\n", 1)[1].split("\n\nCitations", 1)[0].strip()
-        cited = re.findall(r"^\[([^\]\n]+)\]\n(.*)$", user.split("Citations, each", 1)[1], re.M)
+        cited = re.findall(r"^\[([^\]\n]+)\]\n(.*)$", user.split("Citations, each", 1)[1], re.MULTILINE)
         verdicts = [{"id": cid, "supported": answer[:20] in text, "reason": "scripted"} for cid, text in cited]
         return chat_json({"citations": verdicts}, prompt_tokens=PROMPT_TOKENS, completion_tokens=COMPLETION_TOKENS)
     score = int(hashlib.sha256(user.encode()).hexdigest(), 16) % 5 + 1

@@ -48,5 +48,5 @@ def test_incomplete_runs_are_listed_and_removed(tmp_path, capsys):
 
 
 def test_remove_without_incomplete_is_refused(tmp_path, capsys):
-    code, out, err = _cli(capsys, "runs", "--remove", "--results", str(tmp_path))
+    code, _out, err = _cli(capsys, "runs", "--remove", "--results", str(tmp_path))
     assert code == 2 and "pass --incomplete too" in err

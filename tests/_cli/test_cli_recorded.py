@@ -68,7 +68,7 @@ def test_the_fixture_rows_are_the_catalogues():
 
 
 def test_the_catalogue_example_runs_unchanged_and_prints_its_result_shape(run_cli, folder):
-    tmp_path, script = folder
+    _tmp_path, script = folder
     code, out, err = run_cli("run", "--criteria", "testing_criteria.json", "--dataset", "rows.jsonl", "--json")
     assert code == 0, err
     report = json.loads(out)

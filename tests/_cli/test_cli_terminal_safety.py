@@ -58,6 +58,6 @@ def test_json_and_the_store_keep_the_exact_values(store, capsys):
 
 
 def test_an_error_naming_a_value_is_escaped(store, capsys):
-    code, out, err = _printed(capsys, "show", "run_\x1b[31mX", "--results", store)
+    code, _out, err = _printed(capsys, "show", "run_\x1b[31mX", "--results", store)
     assert code == 2
     assert "\x1b" not in err and err.count("\n") == 1

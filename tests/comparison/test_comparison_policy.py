@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from oloproof._exceptions import ConfigError
 from oloproof.comparison import Policy, Rule, load_policy
@@ -51,7 +52,7 @@ def test_defaults_and_every_kind(tmp_path):
 
 def test_rules_are_frozen():
     rule = Rule(name="r", metric="m", kind="superiority", margin=1)
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):
         rule.margin = 2  # type: ignore[misc]
 
 

@@ -72,6 +72,7 @@ def test_an_evaluator_option_error_is_placed_at_the_criterion_field(tmp_path):
         ({**CRITERION, "type": "label_model"}, "unknown criterion type 'label_model'"),
         ({**CRITERION, "name": ""}, "every criterion needs a 'name'"),
         ({**CRITERION, "graders": []}, "unknown field"),
+        ({**CRITERION, "evaluator_name": ["builtin.groundedness"]}, "unknown evaluator"),
         ({**CRITERION, "initialization_parameters": ["gpt-4o"]}, "expected a mapping"),
     ],
 )

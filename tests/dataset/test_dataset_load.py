@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Self
 
 import pytest
 
@@ -127,7 +128,7 @@ def test_non_utf8_file(tmp_path):
 def test_a_grade_must_be_finite(tmp_path, grade):
     # json reads Infinity as a float: it would turn every retrieval metric of the case into an error.
     path = tmp_path / "cases.jsonl"
-    path.write_text('{"id": "a", "input": "q", "expected": {"relevant": [{"doc_id": "d", "grade": %s}]}}\n' % grade)
+    path.write_text('{"id": "a", "input": "q", "expected": {"relevant": [{"doc_id": "d", "grade": ' + grade + "}]}}\n")
     with pytest.raises(DatasetError) as raised:
         load_cases(str(path))
     assert (raised.value.line, raised.value.field) == (1, "expected.relevant.0.grade")
@@ -160,7 +161,7 @@ class _LinesOnly:
         self.lines = raw.splitlines(keepends=True)
         self.served = 0
 
-    def __enter__(self) -> _LinesOnly:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -186,14 +186,14 @@ def test_label_lines_follow_the_fixed_order_and_skip_absent_labels():
 
 def test_case_lines_of_the_page():
     assert render_case_lines(GOLD) == [
-        "money_back: RETRIEVAL_MISS, relevant_not_retrieved, strength intervention_recovery, "
-        "best relevant position none",
-        "refund_review: CONTEXT_ASSEMBLY_LOSS, relevant_dropped_from_context, strength intervention_recovery, "
-        "best relevant position 2",
-        "seat_count: GENERATION_FAILURE, fails_with_gold_context, strength intervention_non_recovery, "
-        "best relevant position 1",
-        "security_review: CONTEXT_ASSEMBLY_LOSS, relevant_dropped_from_context, strength intervention_recovery, "
-        "best relevant position 2",
+        ("money_back: RETRIEVAL_MISS, relevant_not_retrieved, strength intervention_recovery, "
+         "best relevant position none"),
+        ("refund_review: CONTEXT_ASSEMBLY_LOSS, relevant_dropped_from_context, strength intervention_recovery, "
+         "best relevant position 2"),
+        ("seat_count: GENERATION_FAILURE, fails_with_gold_context, strength intervention_non_recovery, "
+         "best relevant position 1"),
+        ("security_review: CONTEXT_ASSEMBLY_LOSS, relevant_dropped_from_context, strength intervention_recovery, "
+         "best relevant position 2"),
     ]
 
 

@@ -155,7 +155,7 @@ def olo() -> Callable[..., subprocess.CompletedProcess]:
             timeout: float = 240) -> subprocess.CompletedProcess:
         return subprocess.run(
             [*CLI, *map(str, args)], env=env, cwd=str(cwd) if cwd else None,
-            capture_output=True, text=True, timeout=timeout,
+            check=False, capture_output=True, text=True, timeout=timeout,
         )  # fmt: skip
 
     return run

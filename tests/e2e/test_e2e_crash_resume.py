@@ -177,7 +177,7 @@ def _complete_run(project: Path, store: Path, env: dict[str, str], out: Path) ->
 
 def _cli(env: dict[str, str], *args: str) -> Any:
     """A read command with ``--json``; returns its parsed output."""
-    done = subprocess.run([*CLI, *args, "--json"], env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([*CLI, *args, "--json"], env=env, check=False, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, (args, done.stderr[-2000:])
     return json.loads(done.stdout)
 
@@ -419,7 +419,7 @@ def test_a_killed_run_resumes_and_loses_nothing(kill_point, project, reference, 
     _assert_only_complete_runs(reader, store, expected=set())
     for directory in killed_dirs:
         shown = subprocess.run([*CLI, "show", directory.name, "--results", str(store)], env=reader,
-                               capture_output=True, text=True, timeout=120)  # fmt: skip
+                               check=False, capture_output=True, text=True, timeout=120)  # fmt: skip
         assert shown.returncode == 2 and "no complete run" in shown.stderr, (shown.returncode, shown.stderr[-500:])
 
     # The next run completes and re-executes only what was not durable.

@@ -178,9 +178,10 @@ def test_a_signal_stops_the_run_cleanly_and_the_next_run_resumes(tmp_path, machi
     store = project / ".oloproof" / "results"
     env = machine()
     # As from a terminal: a shell's background job (CI's, say) would pass SIGINT on ignored.
+    # preexec_fn only resets signal dispositions: it takes no lock another thread could hold.
     process = subprocess.Popen([*_CLI, "run", str(project), "--json"], env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, start_new_session=True,
-                               preexec_fn=_default_signals)  # fmt: skip
+                               preexec_fn=_default_signals)  # noqa: PLW1509  # fmt: skip
     try:
         deadline = time.monotonic() + _LIMIT
         while _stage_records(store, "generate") < 4:

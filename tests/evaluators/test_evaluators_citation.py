@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oloproof.evaluators import CaseView, JudgeContext, CitationValidity, Verdict, build_evaluators
+from oloproof.evaluators import CaseView, CitationValidity, JudgeContext, Verdict, build_evaluators
 
 CONTEXT = [
     {"position": 1, "doc_id": "kb-01", "chunk_id": None, "text": "a", "tokens": None},

@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 from providers_wire import Answer, Script, serve
+from test_evaluators_judges import view
 
 from oloproof._exceptions import EvaluatorConfigError
 from oloproof.evaluators import JudgeContext, build_evaluators
-from test_evaluators_judges import view
 
 KEY = "cs-key-PLANTED-55aa"
 

@@ -51,7 +51,7 @@ def test_groundedness_without_a_query_uses_its_own_prompt():
     with_query = evaluator.read(view())
     without = evaluator.read(view(question=None))
     assert without["query"] is None and with_query["prompt"] != without["prompt"]
-    system, user = evaluator.prompt_for(without).render(without)
+    _system, user = evaluator.prompt_for(without).render(without)
     assert "Question" not in user and "14 days." in user
 
 

@@ -11,10 +11,10 @@ import asyncio
 
 import pytest
 from providers_wire import ENV, Script, anthropic_config, chat_json, fast_retry, message, openai_config, serve
+from test_evaluators_judges import view
 
 from oloproof.evaluators import JudgeContext, build_evaluators
 from oloproof.providers import ProviderConfig, ProviderPool
-from test_evaluators_judges import view
 
 JUDGES = ["groundedness", "groundedness_judge", "relevance", "retrieval", "response_completeness",
           "citation_support_judge"]  # fmt: skip

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from oloproof._exceptions import EvaluatorConfigError
-from oloproof.evaluators import CaseView, JudgeContext, HitRate, Mrr, Ndcg, Recall, Verdict, build_evaluators
+from oloproof.evaluators import CaseView, HitRate, JudgeContext, Mrr, Ndcg, Recall, Verdict, build_evaluators
 
 
 def passage(doc_id: str, chunk_id: str | None = None) -> dict:

@@ -13,10 +13,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from _cli.inprocess import invoke_ok
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from _cli.inprocess import invoke_ok
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support_rag"
 

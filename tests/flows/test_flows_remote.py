@@ -121,7 +121,6 @@ def saved(monkeypatch):
 
     def save(self, name, overwrite=False):
         calls.append((name, self.basepath, dict(self.settings), overwrite))
-        return None
 
     monkeypatch.setattr(RemoteFileSystem, "save", save)
     return calls

@@ -14,8 +14,7 @@ import pytest
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from oloproof._exceptions import ConfigError
-from oloproof.flows import PreparedRun, evaluate
-from oloproof.flows import _run
+from oloproof.flows import PreparedRun, _run, evaluate
 from oloproof.flows._run import run_name, run_tags, settings_of
 from oloproof.flows._runner import THREAD_WORKERS
 

@@ -42,9 +42,8 @@ def test_dask_without_prefect_dask_is_refused(monkeypatch):
 
 def test_dask_without_a_prefect_server_is_refused():
     pytest.importorskip("prefect_dask")
-    with temporary_settings(restore_defaults={PREFECT_API_URL}):
-        with pytest.raises(ConfigError) as caught:
-            task_runner_for(TaskRunnerSettings(type="dask", address="tcp://10.0.0.5:8786"))
+    with temporary_settings(restore_defaults={PREFECT_API_URL}), pytest.raises(ConfigError) as caught:
+        task_runner_for(TaskRunnerSettings(type="dask", address="tcp://10.0.0.5:8786"))
     assert caught.value.message.startswith("task_runner type dask needs a Prefect server")
     assert "set PREFECT_API_URL" in caught.value.message
     assert caught.value.field == "task_runner.type"

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-import oloproof.metrics as metrics
+from oloproof import metrics
 from oloproof._exceptions import ConfigError
 from oloproof.metrics import METRIC_NAMES, MetricSpec, parse_metric
 

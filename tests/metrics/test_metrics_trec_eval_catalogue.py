@@ -31,7 +31,7 @@ from oloproof.metrics import (
 )
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
-from test_metrics_trec_eval import random_collection, scored  # noqa: E402
+from test_metrics_trec_eval import random_collection, scored
 
 CUTOFFS = (1, 3, 5, 10, 20)
 LEVELS = (1, 2, 3, 4)

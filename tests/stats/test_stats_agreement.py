@@ -101,16 +101,16 @@ def test_table_and_label_checks() -> None:
         cohen_kappa([0, 1, 1], [0, 1, 0], categories=[0, 1])
     )
     bad_calls = [
-        dict(judge=[0, 1], human=[0], categories=[0, 1]),
-        dict(judge=[], human=[], categories=[0, 1]),
-        dict(judge=[0, 2], human=[0, 1], categories=[0, 1]),
-        dict(judge=[0, float("nan")], human=[0, 1], categories=[0, 1]),
-        dict(judge=[0, [1]], human=[0, 1], categories=[0, 1]),
-        dict(judge=[0, 1], human=[0, 1], categories=[0]),
-        dict(judge=[0, 1], human=[0, 1], categories=[0, 1, 1]),
-        dict(judge="01", human=[0, 1], categories=["0", "1"]),
-        dict(judge=[0, 1], human=[0, 1], categories="01"),
-        dict(judge=[0, 1], human=[0, 1], categories=[0, 1], weights="cubic"),
+        {"judge": [0, 1], "human": [0], "categories": [0, 1]},
+        {"judge": [], "human": [], "categories": [0, 1]},
+        {"judge": [0, 2], "human": [0, 1], "categories": [0, 1]},
+        {"judge": [0, float("nan")], "human": [0, 1], "categories": [0, 1]},
+        {"judge": [0, [1]], "human": [0, 1], "categories": [0, 1]},
+        {"judge": [0, 1], "human": [0, 1], "categories": [0]},
+        {"judge": [0, 1], "human": [0, 1], "categories": [0, 1, 1]},
+        {"judge": "01", "human": [0, 1], "categories": ["0", "1"]},
+        {"judge": [0, 1], "human": [0, 1], "categories": "01"},
+        {"judge": [0, 1], "human": [0, 1], "categories": [0, 1], "weights": "cubic"},
     ]
     for kwargs in bad_calls:
         with pytest.raises(StatsError):

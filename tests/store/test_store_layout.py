@@ -37,7 +37,7 @@ def test_paths_are_the_documented_ones():
 
 
 def test_a_diagnosis_request_is_never_a_diagnosis_entry():
-    container, name, filename = _layout.split_entry_file(_layout.diagnosis_request("f00d"))
+    container, _name, filename = _layout.split_entry_file(_layout.diagnosis_request("f00d"))
     assert container == _layout.DIAGNOSES_DIR
     assert filename != _layout.DIAGNOSIS_MANIFEST
 

@@ -264,7 +264,7 @@ def test_views_exist_and_are_empty_on_an_empty_store(local_store):
             assert con.execute(f"SELECT count(*) FROM {view}").fetchone() == (0,)
         described = con.execute("DESCRIBE decisions").fetchall()
         assert [row[0] for row in described] == list(DECISIONS.names)
-        assert dict((row[0], row[1]) for row in described)["paired"] == "BIGINT"
+        assert {row[0]: row[1] for row in described}["paired"] == "BIGINT"
     finally:
         con.close()
 

@@ -59,13 +59,14 @@ def test_paths_outside_the_store_are_rejected(tmp_path):
 
 def test_guard_names_the_url_and_the_action(tmp_path):
     where = StoreLocation(str(tmp_path))
-    with pytest.raises(StoreError, match="cannot read: no such object") as caught:
-        with where.guard("read", "a/b.json"):
-            raise FileNotFoundError("a/b.json")
+    with pytest.raises(StoreError, match="cannot read: no such object") as caught, where.guard("read", "a/b.json"):
+        raise FileNotFoundError("a/b.json")
     assert caught.value.path == where.url_for("a/b.json")
-    with pytest.raises(StoreError, match="bucket or directory does not exist"):
-        with where.guard("list", missing_is_lookup=False):
-            raise FileNotFoundError("x")
+    with (
+        pytest.raises(StoreError, match="bucket or directory does not exist"),
+        where.guard("list", missing_is_lookup=False),
+    ):
+        raise FileNotFoundError("x")
 
 
 def test_check_writable_accepts_a_root_still_to_be_made(tmp_path):

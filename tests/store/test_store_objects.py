@@ -8,8 +8,7 @@ import uuid
 import pytest
 
 from oloproof._exceptions import NotFoundError, StoreError
-from oloproof.store import ObjectStore, StoreLocation
-from oloproof.store import _objects
+from oloproof.store import ObjectStore, StoreLocation, _objects
 
 
 @pytest.fixture(params=["local", "memory"])

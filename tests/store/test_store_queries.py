@@ -99,7 +99,7 @@ def test_a_query_reads_only_the_manifests_it_names(queries, tmp_path):
 def test_many_manifests_fill_their_view(queries):
     for n in range(1203):  # more than one INSERT's worth of rows
         queries.objects.write_json(run_manifest(f"r{n:04d}"), {"status": "complete", "dataset": {"n": n}})
-    names, rows = queries.query("SELECT count(*), min(run_id), max(run_id), count(DISTINCT dataset) FROM runs")
+    _names, rows = queries.query("SELECT count(*), min(run_id), max(run_id), count(DISTINCT dataset) FROM runs")
     assert rows == [(1203, "r0000", "r1202", 1203)]
 
 

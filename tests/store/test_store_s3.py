@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 
 import pytest
 
 from oloproof._exceptions import StoreError
-from oloproof.store import ResultsStore, StoreLocation
-from oloproof.store import _location
+from oloproof.store import ResultsStore, StoreLocation, _location
 
 
 def test_bounded_defaults_unless_set(aws_env):
@@ -75,8 +73,8 @@ def test_each_retry_says_so_while_waiting(aws_env, silent_endpoint, monkeypatch,
     notices = [r.getMessage() for r in caplog.records if r.name == "oloproof.store"]
     # Two tries by default: one notice between them, none after the last.
     assert notices == [
-        f"the results store s3://silent-bucket/oloproof at {silent_endpoint} did not answer "
-        f"ListObjectsV2 (ReadTimeoutError) on try 1 of {_location.S3_ATTEMPTS}; trying again"
+        (f"the results store s3://silent-bucket/oloproof at {silent_endpoint} did not answer "
+         f"ListObjectsV2 (ReadTimeoutError) on try 1 of {_location.S3_ATTEMPTS}; trying again")
     ], notices
 
 

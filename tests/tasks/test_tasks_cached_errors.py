@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import logging
 
-
 from oloproof.tasks._cached import Outcome, _describe, outcome, passthrough
 
 

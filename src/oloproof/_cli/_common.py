@@ -9,12 +9,11 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-
 __all__ = ["emit", "emit_json", "print_lines", "quiet_prefect", "terminal_safe"]
 
 # Control characters (C0, DEL, C1) but tab: an ANSI escape or a CR/LF inside a case id or an
 # answer could recolour the terminal or forge a line of the report.
-_CONTROL = {code: f"\\x{code:02x}" for code in [*range(0x00, 0x09), *range(0x0a, 0x20), *range(0x7f, 0xa0)]}
+_CONTROL = {code: f"\\x{code:02x}" for code in [*range(0x09), *range(0x0a, 0x20), *range(0x7f, 0xa0)]}
 _CONTROL.update({0x0a: "\\n", 0x0d: "\\r"})
 
 

@@ -70,7 +70,7 @@ def _incomplete_command(store: Any, args: argparse.Namespace) -> int:
 
     now = time.time()
     found = incomplete_runs(store)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for run in found:
         age = None if run.modified is None else (now - run.modified) / 60
         removable = args.remove and age is not None and age >= args.older_than
@@ -81,10 +81,10 @@ def _incomplete_command(store: Any, args: argparse.Namespace) -> int:
         emit_json(rows)
         return 0
     for row in rows:
-        age = "age unknown" if row["age_minutes"] is None else f"last written {row['age_minutes']:.0f} min ago"
+        written = "age unknown" if row["age_minutes"] is None else f"last written {row['age_minutes']:.0f} min ago"
         kept = "" if not args.remove else (" · removed" if row["removed"] else
                                            f" · kept (younger than {args.older_than:g} min)")
-        print(terminal_safe(f"{row['run_id']}  incomplete: {', '.join(row['files']) or 'empty'} · {age}{kept}"))
+        print(terminal_safe(f"{row['run_id']}  incomplete: {', '.join(row['files']) or 'empty'} · {written}{kept}"))
     if not rows:
         print("No incomplete runs.")
     return 0

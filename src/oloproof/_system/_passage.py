@@ -73,7 +73,8 @@ class Retrieval(BaseModel):
         if isinstance(items, tuple):
             for position, item in enumerate(items, start=1):
                 if not isinstance(item, Passage):
-                    raise ValueError(
+                    # ValueError, not TypeError: pydantic reports only ValueError as a validation error.
+                    raise ValueError(  # noqa: TRY004
                         f"candidate {position} is {type(item).__name__}, expected Passage"
                     )
         return items

@@ -8,15 +8,15 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
-from pathlib import Path
 from dataclasses import dataclass
-from typing import Any, Literal
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from oloproof._exceptions import ConfigError
 from oloproof._system._decorators import DECLARATION_ATTRIBUTE, SystemDeclaration
-from oloproof._system._settings import NameAndVersion, RagParameters, is_required, setting_paths
+from oloproof._system._settings import REQUIRED, NameAndVersion, RagParameters, is_required, setting_paths
 from oloproof.config._load import Project
 from oloproof.config._project import RagSettings
 
@@ -52,6 +52,10 @@ class SystemConfig(RagParameters, NameAndVersion, _Target):
     # Pydantic orders fields from the last base to the first: kind and object,
     # then name and version, then the RAG parameters.
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # Redeclared (in place: the order above holds) because resolving refuses a system without them.
+    name: Annotated[str, REQUIRED]
+    version: Annotated[str, REQUIRED]
 
 
 @dataclass(frozen=True)
@@ -90,7 +94,7 @@ def _import(spec: str, project_dir: Any, what: str = "attribute") -> Any:
     _forget_foreign(module_name, directory)
     try:
         target: Any = importlib.import_module(module_name)
-    except Exception as exc:  # the user's module may raise anything on import
+    except Exception as exc:  # noqa: BLE001 - the user's module may raise anything on import
         first_line = (str(exc).strip().splitlines() or [""])[0]
         raise ValueError(f"cannot import {module_name!r}: {type(exc).__name__}: {first_line}") from None
     for part in attribute.split("."):
@@ -159,7 +163,7 @@ def _resolve_rag(project: Project, rag: RagSettings) -> SystemHandle:
     declared = _declaration(target) or SystemDeclaration(kind="rag")
     try:
         instance = target() if inspect.isclass(target) else target
-    except Exception as exc:  # a constructor may need a key or an index that is missing
+    except Exception as exc:  # noqa: BLE001 - a constructor may need a key or an index that is missing
         first_line = (str(exc).strip().splitlines() or [""])[0]
         raise project.error(
             f"{rag.object}() raised {type(exc).__name__}: {first_line}", location

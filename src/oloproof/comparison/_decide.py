@@ -8,9 +8,9 @@ from typing import Any
 
 from oloproof import stats
 from oloproof._exceptions import ConfigError, UsageError
-from oloproof.config._yaml import load_yaml_with_lines, locate, read_config_text
 from oloproof.comparison._pairing import pair_metric, paired_line_values
 from oloproof.comparison._policy import Policy
+from oloproof.config._yaml import load_yaml_with_lines, locate, read_config_text
 
 __all__ = ["check_comparable", "compare_runs", "policy_error", "slice_values"]
 

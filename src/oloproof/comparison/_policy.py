@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Literal
 
@@ -42,7 +43,7 @@ class Rule(BaseModel):
     @field_validator("margin")
     @classmethod
     def _finite(cls, value: float) -> float:
-        if value != value or value in (float("inf"), float("-inf")):
+        if not math.isfinite(value):
             raise ValueError("margin must be a finite number of points")
         return value
 

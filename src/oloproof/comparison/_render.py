@@ -44,8 +44,8 @@ def render_decisions(record: dict[str, Any]) -> list[str]:
 def render_comparison(record: dict[str, Any]) -> list[str]:
     """The whole comparison report."""
     lines = [
-        f"Comparison {record['comparison_id']} of {record['candidate_run_id']} against "
-        f"{record['baseline_run_id']} · {record['paired_cases']} paired cases"
+        (f"Comparison {record['comparison_id']} of {record['candidate_run_id']} against "
+         f"{record['baseline_run_id']} · {record['paired_cases']} paired cases")
     ]
     lines += [f"{m['criterion']}: {difference_text(m)} · {_counts(m)}" for m in record["metrics"]]
     for probe in record["probes"]:

@@ -144,7 +144,7 @@ def _translate(
     if unknown:
         raise fail(f"unknown field (a criterion has {', '.join(_KNOWN_KEYS)})", unknown[0])
     name = item.get("evaluator_name")
-    if name not in BUILTINS:
+    if not isinstance(name, str) or name not in BUILTINS:  # a list or a mapping cannot even be looked up
         raise fail(f"unknown evaluator {name!r} (supported: {', '.join(sorted(BUILTINS))})", "evaluator_name")
     if not isinstance(item.get("name"), str) or not item["name"].strip():
         raise fail("every criterion needs a 'name'", "name")

@@ -6,9 +6,9 @@ Every error names the file (or ``--set``), the line and the dotted field.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -200,7 +200,7 @@ def load_project(
     )
 
 
-def _describe(error: dict[str, Any], *, echo: bool = True) -> str:
+def _describe(error: Mapping[str, Any], *, echo: bool = True) -> str:
     kind = error.get("type", "")
     if kind == "missing":
         return "required field is missing"

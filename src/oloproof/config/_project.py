@@ -102,9 +102,10 @@ class StageTimeouts(BaseModel):
     @field_validator("retrieve", "assemble", "generate", "judge", mode="before")
     @classmethod
     def _not_bool(cls, value: Any) -> Any:
-        # YAML's `true` would otherwise pass as 1 second.
+        # YAML's `true` would otherwise pass as 1 second. ValueError, not TypeError:
+        # pydantic reports only ValueError as a validation error.
         if isinstance(value, bool):
-            raise ValueError("expected a number of seconds or null, not a boolean")
+            raise ValueError("expected a number of seconds or null, not a boolean")  # noqa: TRY004
         return value
 
     def seconds(self) -> dict[str, float | None]:

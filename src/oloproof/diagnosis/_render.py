@@ -6,7 +6,7 @@ from typing import Any
 
 from oloproof.diagnosis._labels import FACTORS, LABELS
 
-__all__ = ["intervention_name", "render_diagnosis", "render_label_lines", "render_case_lines"]
+__all__ = ["intervention_name", "render_case_lines", "render_diagnosis", "render_label_lines"]
 
 _HYPOTHESIS = "This is a hypothesis to test, not an established cause."
 

@@ -40,10 +40,10 @@ from oloproof.evaluators._retrieval import (
     Ndcg,
     NdcgOptions,
     Precision,
-    RPrecision,
-    RPrecisionOptions,
     Recall,
     RetrievalOptions,
+    RPrecision,
+    RPrecisionOptions,
 )
 from oloproof.evaluators._text import Contains, ExactMatch, Regex
 

@@ -31,14 +31,14 @@ if TYPE_CHECKING:
     from oloproof.providers import ProviderPool
 
 __all__ = [
+    "MISSING",
+    "UNMAPPED",
     "CaseView",
     "Evaluator",
     "EvaluatorOptions",
     "JudgeContext",
-    "MISSING",
     "OptionError",
     "Output",
-    "UNMAPPED",
     "Verdict",
     "evaluator",
     "registered_evaluators",
@@ -211,8 +211,6 @@ class Evaluator(ABC):
     options_model: ClassVar[type[EvaluatorOptions]] = EvaluatorOptions
     output_kind: ClassVar[OutputKind] = "pass_fail"
     """The kind of the single output of evaluators that do not override `outputs`."""
-    needs_retrieval: ClassVar[bool] = False
-    """True when the evaluator reads the retrieval or context (RAG systems only)."""
     is_llm_judge: ClassVar[bool] = False
     inputs: ClassVar[tuple[str, ...]] = ()
     """The inputs a ``data_mapping`` may name (the catalogue's names: ``query``,
@@ -222,6 +220,15 @@ class Evaluator(ABC):
     verdict_options: ClassVar[tuple[str, ...]] = ()
     """Options that only turn scores into verdicts (a threshold): left out of the
     judgment identity, so changing them never calls the judge again."""
+
+    @property
+    def needs_retrieval(self) -> bool:
+        """True when the evaluator reads the retrieval or context (RAG systems only).
+
+        A subclass sets it as a class attribute, or overrides the property when
+        its options decide.
+        """
+        return False
 
     def __init__(self, options: EvaluatorOptions) -> None:
         self.options = options

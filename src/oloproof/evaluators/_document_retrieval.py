@@ -292,7 +292,7 @@ def check_id_kinds(truth: list[tuple[DocumentId, int]], retrieved: list[tuple[Do
 
 
 def _derived_ground_truth(relevant: list[dict[str, Any]], low: int, high: int) -> list[tuple[DocumentId, int]]:
-    pairs = []
+    pairs: list[tuple[DocumentId, int]] = []
     for index, unit in enumerate(relevant):
         grade = unit.get("grade", 1.0)
         # The cases file stores grades as floats: a whole number is a label.

@@ -20,10 +20,18 @@ from typing import Any
 from pydantic import Field
 
 from oloproof.evaluators._base import (
-    MISSING, UNMAPPED, CaseView, Evaluator, EvaluatorOptions, JudgeContext, OptionError, Verdict, evaluator,
-)  # fmt: skip
-from oloproof.evaluators._passages import context_sources, input_text
+    MISSING,
+    UNMAPPED,
+    CaseView,
+    Evaluator,
+    EvaluatorOptions,
+    JudgeContext,
+    OptionError,
+    Verdict,
+    evaluator,
+)
 from oloproof.evaluators._fields import query_text, text_field
+from oloproof.evaluators._passages import context_sources, input_text
 
 __all__ = ["GroundednessPro"]
 
@@ -116,7 +124,9 @@ class GroundednessPro(Evaluator):
             body["qna"] = {"query": fields["query"]}
         url = f"{(self.options.endpoint or '').rstrip('/')}{API_PATH}"
         started = time.perf_counter()
-        call = {"provider": "content_safety", "provider_type": "content_safety", "model": self.options.api_version}
+        call: dict[str, Any] = {
+            "provider": "content_safety", "provider_type": "content_safety", "model": self.options.api_version,
+        }  # fmt: skip
         try:
             async with httpx.AsyncClient(timeout=self.options.timeout_s) as client:
                 reply = await client.post(url, params={"api-version": self.options.api_version}, json=body,

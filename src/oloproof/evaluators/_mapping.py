@@ -98,8 +98,11 @@ def parse_template(value: Any) -> Template:
         ValueError: The value is not a string, holds no ``{{…}}`` reference, has
             unbalanced braces, or names a namespace other than ``item``/``sample``.
     """
+    # ValueError, not TypeError: callers report every ValueError as a bad config value.
     if not isinstance(value, str):
-        raise ValueError(f"a data_mapping value must be a string template such as '{{{{item.query}}}}', got {value!r}")
+        raise ValueError(  # noqa: TRY004
+            f"a data_mapping value must be a string template such as '{{{{item.query}}}}', got {value!r}"
+        )
     parts: list[str | Reference] = []
     position = 0
     for match in _REFERENCE.finditer(value):

@@ -64,8 +64,9 @@ def context_sources(value: Any) -> list[str]:
 
 
 def _chunks(value: Any) -> list[dict[str, Any] | str]:
+    # ValueError, not TypeError: callers record every ValueError as the case's bad input.
     if not isinstance(value, list):
-        raise ValueError(f"a context must be a string or a list of chunks, got {type(value).__name__}")
+        raise ValueError(f"a context must be a string or a list of chunks, got {type(value).__name__}")  # noqa: TRY004
     chunks: list[dict[str, Any] | str] = []
     for index, chunk in enumerate(value):
         if isinstance(chunk, str):
@@ -73,5 +74,7 @@ def _chunks(value: Any) -> list[dict[str, Any] | str]:
         elif isinstance(chunk, dict) and isinstance(chunk.get("text"), str):
             chunks.append(chunk if chunk.get("doc_id") is not None else chunk["text"])
         else:
-            raise ValueError(f"chunk {index} of the context must be a string or an object with a 'text' string")
+            raise ValueError(  # noqa: TRY004
+                f"chunk {index} of the context must be a string or an object with a 'text' string"
+            )
     return chunks

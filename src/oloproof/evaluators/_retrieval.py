@@ -115,7 +115,7 @@ class _RankMetric(Evaluator):
 
     def _depth(self, grades: dict[str, float]) -> int:
         """How many candidates the metric reads."""
-        return self.options.k  # type: ignore[attr-defined,no-any-return]
+        return self.options.k  # type: ignore[attr-defined]
 
     def read(self, case: CaseView) -> dict[str, Any] | Verdict:
         if case.candidates is None:

@@ -9,6 +9,7 @@ from prefect import flow
 from oloproof._locate import locate_store
 from oloproof.comparison import Policy, check_comparable, load_policy
 from oloproof.flows._events import delivering_events
+from oloproof.store import ResultsStore, read_run_records
 from oloproof.tasks._compare import (
     comparison_id_of,
     compute_comparison,
@@ -16,8 +17,6 @@ from oloproof.tasks._compare import (
     validated_judges,
     write_comparison,
 )
-from oloproof.store import ResultsStore
-from oloproof.store import read_run_records
 from oloproof.tasks._records import load_run_records
 
 __all__ = ["PreparedComparison", "compare", "prepare_comparison"]

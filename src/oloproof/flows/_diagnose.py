@@ -33,9 +33,9 @@ from oloproof.tasks._identity import content_hash
 
 __all__ = ["INTERVENTIONS", "DiagnosisRequest", "PreparedDiagnosis", "diagnose", "parent_settings", "prepare_diagnosis"]
 
-INTERVENTIONS = ("gold-context", "top-k", "reranker")
-
 Intervention = Literal["gold-context", "top-k", "reranker"]
+
+INTERVENTIONS: tuple[Intervention, ...] = ("gold-context", "top-k", "reranker")
 
 
 class DiagnosisRequest(BaseModel):

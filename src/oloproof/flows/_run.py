@@ -14,6 +14,7 @@ request's public parameters.
 
 from __future__ import annotations
 
+import functools
 import queue
 from datetime import UTC, datetime
 from typing import Any
@@ -34,7 +35,7 @@ from oloproof.flows._orphans import crash_orphaned_runs, project_tag, where_runn
 from oloproof.flows._runner import THREAD_WORKERS
 from oloproof.flows._storage import prefect_result_storage
 from oloproof.judging import judge_id
-from oloproof.records import EvaluatorEntry, RunManifest, RunVariant
+from oloproof.records import EvaluatorEntry, RunManifest, RunParent, RunVariant
 from oloproof.report import render_run
 from oloproof.tasks import (
     Batch,
@@ -88,11 +89,12 @@ def _label_flow_run(tags: list[str], project: str) -> None:
     from prefect.client.orchestration import get_client
 
     tag = project_tag(project)
+    run_uuid = UUID(str(flow_run_id))
     with get_client(sync_client=True) as client:
-        current = client.read_flow_run(flow_run_id)
+        current = client.read_flow_run(run_uuid)
         merged = sorted(set(current.tags or []) | set(tags) | {tag})
-        client.update_flow_run(flow_run_id, tags=merged, infrastructure_pid=where_running())
-        crash_orphaned_runs(client, tag, UUID(str(flow_run_id)))
+        client.update_flow_run(run_uuid, tags=merged, infrastructure_pid=where_running())
+        crash_orphaned_runs(client, tag, run_uuid)
 
 
 def _stages_of(env: RunEnvironment) -> str:
@@ -186,9 +188,13 @@ def _collect_parts(env: RunEnvironment, pending: Pending) -> list[BatchPart]:
     merged results are let go, so memory holds the batches in flight, not the run.
     """
     finished: queue.SimpleQueue[tuple[int, PrefectFuture[Any]]] = queue.SimpleQueue()
+
+    def report(index: int, done: PrefectFuture[Any]) -> None:
+        finished.put((index, done))
+
     for index, (futures, part) in pending.items():
         for future in (*futures, part):
-            future.add_done_callback(lambda done, index=index: finished.put((index, done)))
+            future.add_done_callback(functools.partial(report, index))
     parts: list[BatchPart] = []
     while pending:
         index, future = finished.get()
@@ -241,7 +247,7 @@ def _manifest(env: RunEnvironment, summary: dict[str, Any], started: datetime) -
         variant=RunVariant(context_source=ctx.context_source, replay_from=ctx.replay_from,
                            reranker=ctx.reranker, bypass_generation_cache=ctx.bypass_generation_cache,
                            case_ids=list(ctx.case_ids) if ctx.case_ids is not None else None),
-        parent=ctx.parent,
+        parent=RunParent.model_validate(ctx.parent) if ctx.parent is not None else None,
     )
 
 

@@ -47,12 +47,12 @@ from oloproof.judging._stored import (
 from oloproof.judging._validate import check_requirements, consensus, validate_judge
 
 __all__ = [
+    "LABEL_FIELDS",
     "Check",
     "Disagreement",
     "Estimate",
     "HumanLabel",
     "JudgeRequirements",
-    "LABEL_FIELDS",
     "LabelSet",
     "SampleRecord",
     "ValidationRecord",

@@ -28,8 +28,9 @@ def _estimate(criterion: str, sample: SampleRecord, labels: list[HumanLabel], ju
     by_case: dict[str, list[HumanLabel]] = defaultdict(list)
     for label in labels:
         by_case[label.case_id].append(label)
-    human = {case_id: _human_value(labs, threshold) for case_id, labs in by_case.items()}
-    labelled = sorted(c for c, v in human.items() if v is not None and c in judged)
+    values = {case_id: _human_value(labs, threshold) for case_id, labs in by_case.items()}
+    human = {case_id: value for case_id, value in values.items() if value is not None}
+    labelled = sorted(c for c in human if c in judged)
     unlabelled = sorted(set(judged) - set(labelled))
     result = stats.ppi_mean_interval(
         [human[c] for c in labelled], [judged[c] for c in labelled], [judged[c] for c in unlabelled],

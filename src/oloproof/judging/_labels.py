@@ -26,7 +26,7 @@ from typing import Any
 
 from oloproof._exceptions import LabelError
 from oloproof._json import content_hash
-from oloproof.judging._records import HumanLabel, SampleRecord
+from oloproof.judging._records import HumanLabel, Label, SampleRecord
 from oloproof.judging._sample import sample_frame
 
 __all__ = ["LABEL_FIELDS", "LabelSet", "load_labels"]
@@ -83,12 +83,12 @@ def _parse(path: str) -> list[tuple[int, dict[str, Any]]]:
     return rows
 
 
-def _label(value: Any, scores_only: bool, path: str, line: int) -> str | int:
+def _label(value: Any, scores_only: bool, path: str, line: int) -> Label:
     if isinstance(value, str) and value in ("pass", "fail"):
         if scores_only:
             raise _error(f"the criterion reports a mean score: label on the judge's scale "
                          f"{SCALE_LOW}-{SCALE_HIGH}, not {value!r}", path, line, "label")  # fmt: skip
-        return value
+        return "pass" if value == "pass" else "fail"
     if isinstance(value, int) and not isinstance(value, bool) and SCALE_LOW <= value <= SCALE_HIGH:
         return value
     expected = f"{SCALE_LOW}-{SCALE_HIGH}" if scores_only else f"'pass', 'fail' or {SCALE_LOW}-{SCALE_HIGH}"

@@ -43,13 +43,13 @@ def _measured(name: str, value: float | None) -> str:
 
 def render_validation(record: ValidationRecord, labels: LabelSet | None = None, *, policy: str | None = None) -> list[str]:
     """The report of one validation, as ``oloproof judge validate`` prints it."""
-    confidence = int(round(record.confidence * 100))
+    confidence = round(record.confidence * 100)
     annotators = f"{record.annotators} annotator{'s' if record.annotators != 1 else ''}"
     unlabelled = f", {labels.unlabelled} lines not labelled" if labels is not None and labels.unlabelled else ""
     lines = [
         f"Judge {judge_summary(record.judge)} (judge {record.judge_id[:12]})",
-        f"Labels: {record.labels} cases of sample {record.sample_id} of run {record.run_id} on {record.criterion}"
-        f" ({record.scale.replace('_', '/')}; {annotators}, {record.ties} ties{unlabelled})",
+        (f"Labels: {record.labels} cases of sample {record.sample_id} of run {record.run_id} on {record.criterion}"
+         f" ({record.scale.replace('_', '/')}; {annotators}, {record.ties} ties{unlabelled})"),
         f"Agreement ({confidence}% intervals)",
         _rate("accuracy", record.accuracy),
         *_kappa("Cohen's κ", record.kappa),
@@ -108,18 +108,19 @@ def render_judge_estimates(estimates: list[dict[str, Any]]) -> list[str]:
 
     if not estimates:
         return []
-    confidence = int(round(estimates[0]["confidence"] * 100))
-    lines = ["Judge metrics with human labels (PPI++: the judge's mean corrected by its error on a uniform "
-             "labelled sample)"]
-    table = []
+    confidence = round(estimates[0]["confidence"] * 100)
+    lines = [("Judge metrics with human labels (PPI++: the judge's mean corrected by its error on a uniform "
+              "labelled sample)")]
+    table: list[list[str]] = []
     for entry in estimates:
         criterion, labelled, judged = entry["criterion"], entry["labelled"], entry["judged"]
         names = {"judge only": f"{criterion} (judge only)", "human only": f"{criterion} (humans only)",
                  "ppi": f"{criterion} (PPI, {labelled:,} labels of {judged:,})"}
         for row in entry["rows"]:
-            basis = {"judge only": f"{judged:,} judged", "human only": f"{labelled:,} labelled"}.get(row["basis"])
             if row["basis"] == "ppi":
                 basis = f"λ = {entry['lam']:.2f}" if entry["fallback"] is None else _fallback_text(entry)
+            else:
+                basis = {"judge only": f"{judged:,} judged", "human only": f"{labelled:,} labelled"}[row["basis"]]
             shown = {**row, "kind": entry["kind"], "confidence": entry["confidence"]}
             table.append([names[row["basis"]], estimate_text(shown), interval_text(shown), basis])
     lines += render_table(["Metric", "Estimate", f"{confidence}% interval", "Basis"], table)

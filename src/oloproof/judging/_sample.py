@@ -127,15 +127,16 @@ def _shown(case: dict[str, Any], options: dict[str, Any], passages: list[str] | 
     """What the judge read of a case: the query, the context the generator saw, the answer."""
     item = case.get("input")
     output = case.get("output")
-    recorded = output is None and isinstance(item, dict)
-    query = case.get("query") or (item.get("query") if recorded else None)
+    # A recorded case (no output) carries its fields in its input.
+    recorded = item if output is None and isinstance(item, dict) else None
+    query = case.get("query") or (recorded.get("query") if recorded is not None else None)
     if passages is not None:
         context: Any = "\n\n".join(passages)
     else:
-        context = item.get("context") if recorded else None
+        context = recorded.get("context") if recorded is not None else None
     field = options.get("response_field") or "answer"
-    if recorded:
-        answer = item.get("response")
+    if recorded is not None:
+        answer = recorded.get("response")
     elif isinstance(output, dict):
         answer = output.get(field, output)
     else:

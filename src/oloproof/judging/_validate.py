@@ -7,7 +7,7 @@ import statistics
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from oloproof import stats
 from oloproof._exceptions import LabelError
@@ -122,15 +122,16 @@ def validate_judge(run: dict[str, Any], labels: LabelSet, requirements: JudgeReq
             rows.append((case_id, agreed, judged[case_id], by_case[case_id]))
     if not rows:
         raise LabelError(f"no labelled case left to compare ({ties} ties between annotators)", path=labels.path)
-    scale = "score" if all(agreed[1] is not None for _, agreed, _, _ in rows) else "pass_fail"
+    human_scores = [agreed[1] for _, agreed, _, _ in rows if agreed[1] is not None]
+    scale: Literal["pass_fail", "score"] = "score" if len(human_scores) == len(rows) else "pass_fail"
     confidence = requirements.confidence
     weighted = None
     if scale == "score":
-        weighted = _kappa([int(j["score"]) for _, _, j, _ in rows], [a[1] for _, a, _, _ in rows],
+        weighted = _kappa([int(j["score"]) for _, _, j, _ in rows], human_scores,
                           SCORES, "quadratic", confidence, seed)  # fmt: skip
     if threshold is None:  # a mean-score judge: verdicts are the scores themselves
         judge_v = [int(j["score"]) for _, _, j, _ in rows]
-        human_v = [a[1] for _, a, _, _ in rows]
+        human_v = human_scores  # a mean-score criterion takes scores only: every case has one
         kappa = _kappa(judge_v, human_v, SCORES, None, confidence, seed)
         agree = [jv == hv for jv, hv in zip(judge_v, human_v)]
         tpr = fpr = Estimate(value=None, n=0)

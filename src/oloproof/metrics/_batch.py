@@ -24,6 +24,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
+from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -322,7 +323,8 @@ def hit_rate_at_k_batch(
             the batch's depth.
     """
     relevant, _ = _binary(batch, check_k(k), relevance_level)
-    return relevant.any(axis=1).astype(np.float64)
+    # numpy types any(axis=...) as a scalar or an array; on a 2-D array it is an array.
+    return cast(NDArray[np.bool_], relevant.any(axis=1)).astype(np.float64)
 
 
 def recall_at_k_batch(

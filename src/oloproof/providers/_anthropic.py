@@ -40,7 +40,7 @@ class AnthropicAdapter:
         credential: The API key.
     """
 
-    modes = ("json_schema", "text")
+    modes: tuple[str, ...] = ("json_schema", "text")
 
     def __init__(self, config: ProviderConfig, credential: str | None) -> None:
         self.client = anthropic.AsyncAnthropic(

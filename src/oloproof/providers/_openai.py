@@ -27,17 +27,18 @@ class OpenAIAdapter:
             ``None`` for a local server without one.
     """
 
-    modes = ("json_schema", "json_object", "text")
+    modes: tuple[str, ...] = ("json_schema", "json_object", "text")
 
     def __init__(self, config: ProviderConfig, credential: str | None) -> None:
         if config.type == "azure_openai":
-            auth = {"azure_ad_token": credential} if config.token_env else {"api_key": credential}
+            # With token_env the credential is a bearer token, else a key; None is the SDK's default.
             self.client: openai.AsyncOpenAI = openai.AsyncAzureOpenAI(
                 azure_endpoint=str(config.endpoint),
                 api_version=str(config.api_version),
                 timeout=config.timeout_s,
                 max_retries=0,  # retries live in _retry.py, where the limits see every 429
-                **auth,
+                azure_ad_token=credential if config.token_env else None,
+                api_key=None if config.token_env else credential,
             )
             # Azure knows `max_completion_tokens` from API version 2024-09-01 on.
             newer = str(config.api_version)[:10] >= "2024-09-01"
@@ -108,13 +109,12 @@ def _joined(system: str, addition: str) -> str:
 def _reply(completion: Any) -> Reply:
     # Compatible servers omit fields the SDK does not validate: read defensively.
     usage = getattr(completion, "usage", None)
-    tokens = {
-        "input_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
-        "output_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
-    }
+    input_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+    output_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
     choices = getattr(completion, "choices", None) or []
     if not choices:
-        return Reply(raw=None, finish_reason=None, malformed="it has no choices", **tokens)
+        return Reply(raw=None, finish_reason=None, malformed="it has no choices",
+                     input_tokens=input_tokens, output_tokens=output_tokens)  # fmt: skip
     choice = choices[0]
     message = getattr(choice, "message", None)
     content = getattr(message, "content", None)
@@ -122,5 +122,6 @@ def _reply(completion: Any) -> Reply:
         raw=content if isinstance(content, str) else None,
         finish_reason=getattr(choice, "finish_reason", None),
         refusal=getattr(message, "refusal", None) or None,
-        **tokens,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
     )

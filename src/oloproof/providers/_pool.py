@@ -66,7 +66,7 @@ class ProviderPool:
                     f"provider {name!r}: expected a ProviderConfig, not {type(config).__name__}"
                 )
         self._configs = dict(configs)
-        wanted = {config.credential_env for config in self._configs.values()} - {None}
+        wanted = {c.credential_env for c in self._configs.values() if c.credential_env is not None}
         self._credentials = {name: environ[name] for name in wanted if name in environ}
         self._retry = retry if retry is not None else RetryPolicy()
         self._recover_after = recover_after

@@ -25,7 +25,11 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+if TYPE_CHECKING:
+    import anthropic
+    import openai
 
 __all__ = ["Failure", "GaveUp", "RetryPolicy", "failure_from", "rate_limited"]
 
@@ -37,7 +41,11 @@ _MESSAGE_CHARS = 300
 
 
 @functools.cache
-def _sdk_errors() -> tuple[tuple[type[Exception], ...], ...]:
+def _sdk_errors() -> tuple[
+    tuple[type[openai.APITimeoutError], type[anthropic.APITimeoutError]],
+    tuple[type[openai.APIConnectionError], type[anthropic.APIConnectionError]],
+    tuple[type[openai.APIStatusError], type[anthropic.APIStatusError]],
+]:
     """The SDKs' timeout, connection and status errors, imported at first need.
 
     Importing both SDKs takes a second or more; a command that only reads a

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import JsonValue, field_serializer, model_validator
+from pydantic import Field, JsonValue, field_serializer, model_validator
 
 from oloproof.records._base import Record
 
@@ -238,7 +238,7 @@ class RunManifest(Record):
     cache: RunCache
     """Cache hits and misses."""
 
-    judges: list[JudgeUsage] = []
+    judges: list[JudgeUsage] = Field(default_factory=list)
     """LLM judge calls per provider and model; empty without LLM judges."""
 
     variant: RunVariant

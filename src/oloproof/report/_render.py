@@ -151,7 +151,7 @@ def render_slices(metrics: list[dict[str, Any]], min_support: int) -> list[str]:
                 f"{row['slice']}={row['slice_value']}", row["criterion"], "—", "—",
                 f"too small: {row['observed']} observed",
             ])
-    confidence = int(round(rows[0]["confidence"] * 100))
+    confidence = round(rows[0]["confidence"] * 100)
     lines += render_table(["Slice", "Metric", "Estimate", f"{confidence}% interval", "Basis"], table)
     return lines
 
@@ -159,7 +159,7 @@ def render_slices(metrics: list[dict[str, Any]], min_support: int) -> list[str]:
 def render_run(report: dict[str, Any]) -> list[str]:
     """The full text report of a run."""
     overall = [row for row in report["metrics"] if row["slice"] is None]
-    confidence = int(round(report["confidence"] * 100))
+    confidence = round(report["confidence"] * 100)
     lines = [f"Run {report['run_id']}"]
     lines += render_table(
         ["Metric", "Estimate", f"{confidence}% interval", "Basis"],

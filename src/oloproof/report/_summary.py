@@ -78,7 +78,7 @@ def summarize_metrics(
         min_slice_support: Slice values observed on fewer cases are listed, not scored.
         confidence: The intervals' confidence level.
     """
-    by_criterion: dict[str, list[JudgmentRow]] = defaultdict(list)
+    by_criterion: dict[str, list[JudgmentRow | JudgmentBrief]] = defaultdict(list)
     for row in judgments:
         by_criterion[row.criterion].append(row)
     metrics: list[dict[str, Any]] = []
@@ -89,7 +89,7 @@ def summarize_metrics(
         kind = overall["kind"]
         metrics.append({"criterion": criterion, "slice": None, "slice_value": None, "scored": True, **overall})
         for name, values in slices.items():
-            groups: dict[str, list[JudgmentRow]] = defaultdict(list)
+            groups: dict[str, list[JudgmentRow | JudgmentBrief]] = defaultdict(list)
             for row in rows:
                 value = values.get(row.case_id)
                 if value is not None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import secrets
+import shutil
 from dataclasses import dataclass
 from typing import Any
 

@@ -8,7 +8,6 @@ every statement sees the store as it is when it runs.
 from __future__ import annotations
 
 import os
-
 from dataclasses import dataclass
 from typing import Any
 

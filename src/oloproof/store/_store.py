@@ -14,7 +14,7 @@ through the facade, whose methods are the parts' own.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import duckdb
@@ -146,7 +146,7 @@ class ResultsStore:
     # -- tables: see TableStore -------------------------------------------
 
     def write_table(
-        self, relpath: str, rows: Iterable[dict[str, Any]], schema: TableSchema
+        self, relpath: str, rows: Iterable[Mapping[str, Any]], schema: TableSchema
     ) -> None:
         """Write rows as a Parquet table; see :meth:`TableStore.write_table`."""
         self.tables.write_table(relpath, rows, schema)

@@ -47,7 +47,7 @@ class TableStore:
     objects: ObjectStore
 
     def write_table(
-        self, relpath: str, rows: Iterable[dict[str, Any]], schema: TableSchema
+        self, relpath: str, rows: Iterable[Mapping[str, Any]], schema: TableSchema
     ) -> None:
         """Write rows as a Parquet table, atomically.
 
@@ -168,7 +168,7 @@ def _encode_row(row: Any, schema: TableSchema, index: int) -> str:
         raise StoreError(f"row {index} cannot be encoded: {error}", field=schema.name) from error
 
 
-def encode_chunk(rows: Iterable[dict[str, Any]], schema: TableSchema) -> bytes:
+def encode_chunk(rows: Iterable[Mapping[str, Any]], schema: TableSchema) -> bytes:
     """Encode rows as one compressed chunk of a table, to be written later.
 
     A run encodes each batch's rows as it finishes and holds only these chunks
@@ -184,7 +184,7 @@ def encode_chunk(rows: Iterable[dict[str, Any]], schema: TableSchema) -> bytes:
     return b"".join(pieces)
 
 
-def encode_parquet(rows: Iterable[dict[str, Any]], schema: TableSchema) -> bytes:
+def encode_parquet(rows: Iterable[Mapping[str, Any]], schema: TableSchema) -> bytes:
     """Encode rows as a Parquet file with the schema's columns and types.
 
     Args:
@@ -202,8 +202,7 @@ def encode_parquet(rows: Iterable[dict[str, Any]], schema: TableSchema) -> bytes
     """
 
     def write(handle: BinaryIO) -> None:
-        for block in _ndjson_blocks(rows, schema):
-            handle.write(block)
+        handle.writelines(_ndjson_blocks(rows, schema))
 
     return _to_parquet(write, schema)
 
@@ -236,7 +235,7 @@ def parquet_from_chunks(chunks: Iterable[bytes], schema: TableSchema) -> bytes:
 _BLOCK_BYTES = 1 << 20
 
 
-def _ndjson_blocks(rows: Iterable[dict[str, Any]], schema: TableSchema) -> Iterator[bytes]:
+def _ndjson_blocks(rows: Iterable[Mapping[str, Any]], schema: TableSchema) -> Iterator[bytes]:
     """The rows as newline-delimited JSON, in blocks of whole lines of about ``_BLOCK_BYTES``."""
     block: list[bytes] = []
     size = 0

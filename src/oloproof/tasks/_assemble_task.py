@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
@@ -30,7 +31,8 @@ def assembly_items(
     items = []
     for case_id in batch.case_ids:
         retrieved = retrievals.get(case_id)
-        if retrieved is None or not retrieved.ok:
+        # An ok outcome always has its key and record.
+        if retrieved is None or not retrieved.ok or retrieved.key is None or retrieved.record is None:
             continue
         candidates = retrieved.record["candidates"]
         items.append(
@@ -39,9 +41,7 @@ def assembly_items(
                 key=assembly_key(system, retrieved.key),
                 call=_count_all,
                 args=(env, candidates[: system["top_k"]]),
-                finish=lambda counts, candidates=candidates, case_id=case_id: _record(
-                    env, case_id, candidates, counts
-                ),
+                finish=functools.partial(_record, env, case_id, candidates),
                 inline=inline,
             )
         )

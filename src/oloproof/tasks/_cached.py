@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import ValidationError
 
@@ -174,9 +174,12 @@ def run_cached(
         record, error = None, called.error
         if error is None:
             try:
-                record = item.finish(called.value)
+                record = finished = item.finish(called.value)
             except CaseFailure as failure:
                 error, record = failure, failure.record
+            else:
+                if use_cache and not shared:
+                    env.store.put_record(stage, item.key, finished)
         if error is not None:
             failures.append((item.label or item.case_id, _describe(error)))
             results[item.case_id] = outcome(
@@ -184,8 +187,6 @@ def run_cached(
                 computed_by=env.run_id,
             )
         else:
-            if use_cache and not shared:
-                env.store.put_record(stage, item.key, record)
             results[item.case_id] = outcome(
                 key=item.key, record=record, hit=shared, ms=0.0 if shared else called.ms,
                 computed_by=env.run_id,
@@ -253,7 +254,7 @@ def _completed(
         started = time.perf_counter()
         try:
             value = item.call(*item.args)
-        except BaseException as exc:  # a failing case is recorded, never fatal
+        except BaseException as exc:  # noqa: BLE001 - a failing case is recorded, never fatal
             yield item, CallResult(error=exc, ms=(time.perf_counter() - started) * 1000), False
             continue
         yield item, CallResult(value=value, ms=(time.perf_counter() - started) * 1000), False
@@ -265,7 +266,7 @@ def _completed(
             yield item, called, index > 0
 
 
-def _is_invalid_retrieval(error: BaseException | None) -> bool:
+def _is_invalid_retrieval(error: BaseException | None) -> TypeGuard[ValidationError]:
     # Retrieval(...) and Passage(...) reject bad candidates inside the user's own
     # code; that is the retriever breaking its contract, not a failing case.
     return isinstance(error, ValidationError) and error.title in ("Retrieval", "Passage")

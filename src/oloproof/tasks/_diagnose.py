@@ -6,7 +6,6 @@ import hashlib
 from typing import Any
 
 import fsspec
-
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
@@ -19,9 +18,9 @@ from oloproof.store import (
     diagnosis_labels,
     diagnosis_manifest,
     diagnosis_request,
+    read_run_records,
 )
 from oloproof.tasks._identity import content_hash
-from oloproof.store import read_run_records
 from oloproof.tasks._retry import retry_io_only
 
 __all__ = [

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -100,7 +100,7 @@ class RunEnvironment:
     store: ResultsStore
     executor: StageExecutor
     cases: dict[str, Case]
-    judges: JudgeContext = JudgeContext()
+    judges: JudgeContext = field(default_factory=JudgeContext)
     """What judge calls share: the run's provider pool."""
     recorded: dict[str, dict[str, Any]] | None = None
     """The parent run's recorded retrievals, when replaying."""

@@ -12,9 +12,9 @@ from prefect.cache_policies import NO_CACHE
 
 from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import Outcome, is_hit
-from oloproof.tasks._results import EXECUTION_FIELDS, CaseResult
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._identity import execution_key
+from oloproof.tasks._results import EXECUTION_FIELDS, CaseResult
 from oloproof.tasks._retry import retry_io_only
 
 __all__ = ["lookup_executions", "record_executions"]
@@ -106,10 +106,11 @@ def record_executions(
 
 
 def _from_cache(case_id: str, record: dict[str, Any]) -> CaseResult:
+    fields: dict[str, Any] = {name: record.get(name) for name in EXECUTION_FIELDS}
     return CaseResult(
         case_id=case_id,
         status="ok",
         execution_key=record["execution_key"],
         execution_hit=True,
-        **{name: record.get(name) for name in EXECUTION_FIELDS},
+        **fields,
     )

@@ -109,7 +109,7 @@ class _Workers:
 def _invoke(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, BaseException | None]:
     try:
         return fn(*args), None
-    except BaseException as exc:  # SystemExit or KeyboardInterrupt from user code is the case's error
+    except BaseException as exc:  # noqa: BLE001 - SystemExit or KeyboardInterrupt from user code is the case's error
         return None, exc
 
 
@@ -267,7 +267,7 @@ class StageExecutor:
             if self._closed or _cancelling():
                 raise
             return None, RuntimeError("the call was cancelled")
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 - the case's error, whatever user code raised
             return None, exc
         return value, None
 

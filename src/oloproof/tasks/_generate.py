@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -25,7 +26,7 @@ def _context_for(
     if env.request.context_source == "gold":
         gold = env.cases[case_id].expected.gold_context or []
         return [passage.model_dump(mode="json") for passage in gold]
-    if assembled is None:
+    if assembled is None or assembled.record is None:  # an ok outcome always has its record
         return []
     return [
         {"doc_id": p["doc_id"], "chunk_id": p.get("chunk_id"), "text": p.get("text")}
@@ -54,7 +55,7 @@ def generation_items(
                 key=generation_key(system, case_input, context),
                 call=env.system.generate,
                 args=args,
-                finish=lambda value, case_id=case_id: _record(env, case_id, value),
+                finish=functools.partial(_record, env, case_id),
             )
         )
     return items

@@ -145,13 +145,13 @@ class _Batched:
                 )
         except SystemContractError:
             raise
-        except Exception:
+        except Exception:  # noqa: BLE001 - an evaluator may raise anything
             # A failure of the whole batch is some case's own: judging case by case
             # gives each its verdict or its error, as without batching.
             for i in indices:
                 try:
                     self.done[i] = self.evaluator.judge(self.fields[i], self.ctx)  # type: ignore[assignment]
-                except Exception as error:
+                except Exception as error:  # noqa: BLE001 - recorded as the case's error
                     self.done[i] = error
             return
         self.done.update(zip(indices, verdicts, strict=True))

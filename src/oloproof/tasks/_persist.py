@@ -102,15 +102,15 @@ def publish_report(manifest: dict[str, Any], metrics: list[dict[str, Any]], stor
     system = manifest["system"]
     markdown = "\n".join([
         f"# Run `{manifest['run_id']}`",
-        f"{system['name']} {system['version']} · index {system.get('index_version')} · "
-        f"{manifest['case_count']} cases",
+        (f"{system['name']} {system['version']} · index {system.get('index_version')} · "
+         f"{manifest['case_count']} cases"),
         "",
         "```",
         *lines[1:],
         "```",
         "",
-        f"Inspect: `oloproof show {manifest['run_id']}{store_arguments}` · "
-        f"`oloproof inspect {manifest['run_id']}{store_arguments}`",
+        (f"Inspect: `oloproof show {manifest['run_id']}{store_arguments}` · "
+         f"`oloproof inspect {manifest['run_id']}{store_arguments}`"),
     ])
     key = "oloproof-" + manifest["run_id"].lower().replace("_", "-")
     create_markdown_artifact(markdown=markdown, key=key, description=f"Oloproof run {manifest['run_id']}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from prefect import task
@@ -12,10 +13,10 @@ from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import Outcome, WorkItem, run_cached
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._identity import content_hash, retrieval_key
-from oloproof.tasks._replay import replay_retrieval
 from oloproof.tasks._policy import stage_task_options
+from oloproof.tasks._replay import replay_retrieval
 
-__all__ = ["retrieve_passages", "retrieval_items"]
+__all__ = ["retrieval_items", "retrieve_passages"]
 
 
 def retrieval_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
@@ -33,7 +34,7 @@ def retrieval_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
                 key=retrieval_key(system, case_input),
                 call=env.system.retrieve,
                 args=(case_input, depth),
-                finish=lambda value, case_id=case_id: _record(env, case_id, value, depth),
+                finish=functools.partial(_record, env, case_id, depth=depth),
             )
         )
     return items
@@ -57,10 +58,14 @@ def _replay_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
                 key=content_hash({"replay": env.request.replay_from, "case": case_id, "reranker": env.request.reranker}),
                 call=replay_retrieval,
                 args=(recorded, depth, env.reranker, where),
-                finish=lambda value, case_id=case_id: {**_record(env, case_id, value, depth), "replayed": True},
+                finish=functools.partial(_replayed_record, env, case_id, depth=depth),
             )
         )
     return items
+
+
+def _replayed_record(env: RunEnvironment, case_id: str, value: Any, depth: int) -> dict[str, Any]:
+    return {**_record(env, case_id, value, depth), "replayed": True}
 
 
 def _record(env: RunEnvironment, case_id: str, value: Any, depth: int) -> dict[str, Any]:

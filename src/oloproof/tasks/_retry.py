@@ -19,6 +19,6 @@ def retry_io_only(task: Any, task_run: Any, state: Any) -> bool:
         return True
     except OloproofError:
         return False
-    except Exception:  # transient I/O from fsspec/s3fs surfaces as plain OSErrors
+    except Exception:  # noqa: BLE001 - transient I/O from fsspec/s3fs surfaces as plain OSErrors
         return True
     return False

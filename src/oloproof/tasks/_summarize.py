@@ -7,10 +7,10 @@ from typing import Any
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from oloproof.records import JudgmentBrief
 from oloproof.report._facts import slice_value
 from oloproof.report._summary import summarize_metrics
 from oloproof.tasks._environment import RunEnvironment
-from oloproof.records import JudgmentBrief
 from oloproof.tasks._parts import BatchPart
 
 __all__ = ["cache_counts", "judge_usage", "summarize_run"]

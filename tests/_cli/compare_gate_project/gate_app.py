@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from oloproof import Passage, Retrieval, rag_system
 
-BASELINE_CORRECT = frozenset(range(0, 12))
+BASELINE_CORRECT = frozenset(range(12))
 CANDIDATE_CORRECT = frozenset(range(1, 18))
 BASELINE_BAD_CITATIONS = frozenset({3, 9, 15})
 

@@ -25,10 +25,11 @@ from pathlib import Path
 from oloproof import Passage, Retrieval, rag_system
 
 HERE = Path(__file__).resolve().parent
-STOPWORDS = frozenset(
-    """a an and are as at be by can do does for from get how i if in is it my of on or our
-    the this to we what when where which who will with you your""".split()
-)
+STOPWORDS = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "get", "how", "i", "if", "in",
+    "is", "it", "my", "of", "on", "or", "our", "the", "this", "to", "we", "what", "when", "where", "which", "who",
+    "will", "with", "you", "your",
+})
 
 
 def words(text: str) -> set[str]:
