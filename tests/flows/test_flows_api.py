@@ -47,19 +47,18 @@ class _Server:
     def find_available_port(self) -> int:
         return self.port + 1
 
-    def _run_uvicorn_command(self) -> _Process:
-        return self.processes.pop(0)
 
-
-def test_a_server_that_exits_while_starting_is_one_line():
+def test_a_server_that_exits_while_starting_is_one_line_naming_its_log():
     with pytest.raises(PrefectApiError) as raised:
         _api._wait_until_healthy(_Server(_Process([None, 1])), 60, notify=lambda line: None)
     message = str(raised.value)
     assert "exited with code 1" in message and "PREFECT_API_URL" in message and "\n" not in message
+    assert str(_api.server_log()) in message
 
 
-def test_a_taken_port_starts_the_server_again_on_another():
+def test_a_taken_port_starts_the_server_again_on_another(monkeypatch):
     server = _Server(_Process([3]), _Process([None, 7]))
+    monkeypatch.setattr(_api, "_spawn", lambda port: server.processes.pop(0))
     with pytest.raises(PrefectApiError, match="exited with code 7"):
         _api._wait_until_healthy(server, 60, notify=lambda line: None)
     assert server.port == 2
@@ -118,3 +117,16 @@ def test_the_users_own_start_up_limit_wins_and_ends_in_one_line(tmp_path):
     env = _fresh_env(tmp_path, **{STARTUP_TIMEOUT_VARIABLE: "1"})
     ran = subprocess.run([*CLI, "run", str(project)], env=env, check=False, capture_output=True, text=True, timeout=600)
     _assert_one_line_nothing_written(ran, project, "within 1 s", STARTUP_TIMEOUT_VARIABLE, "PREFECT_API_URL")
+
+
+@pytest.mark.slow
+def test_the_temporary_servers_output_goes_to_its_log_not_the_terminal(tmp_path):
+    from projects import copy_project
+
+    project = copy_project(EXAMPLE, tmp_path / "support_rag")
+    env = _fresh_env(tmp_path)
+    ran = subprocess.run([*CLI, "run", str(project)], env=env, capture_output=True, text=True, timeout=1500,
+                         check=False)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert ran.stderr == "", ran.stderr[-3000:]  # its shutdown, a cancelled database session, is logged
+    assert (tmp_path / "home" / ".prefect" / "oloproof-temporary-server.log").is_file()

@@ -70,7 +70,7 @@ def test_each_failing_case_is_named_in_the_run_logs_up_to_a_bound(caplog):
 
     from oloproof.tasks._cached import MAX_LOGGED_FAILURES, log_failures
 
-    env = SimpleNamespace(run_id="run_1")
+    env = SimpleNamespace(run_id="run_1", store_arguments=" --project /work/proj")
     failures = [(f"case_{i}", f"RuntimeError: boom {i} (at app.py:3)") for i in range(MAX_LOGGED_FAILURES + 5)]
     with caplog.at_level(logging.WARNING, logger="oloproof"):  # outside a Prefect run: Oloproof's own logger
         log_failures(env, "generate", failures[:2])
@@ -81,4 +81,6 @@ def test_each_failing_case_is_named_in_the_run_logs_up_to_a_bound(caplog):
         (logging.WARNING, "generate case_1: missing: RuntimeError: boom 1 (at app.py:3)"),
     ]
     assert len(lines) == 2 + MAX_LOGGED_FAILURES + 1
-    assert lines[-1] == (logging.WARNING, "judge: 5 more failing cases in this batch; oloproof inspect run_1 lists them all")
+    assert lines[-1] == (
+        logging.WARNING, "judge: 5 more failing cases in this batch; oloproof inspect run_1 --project /work/proj lists them all",
+    )

@@ -8,21 +8,26 @@ source: on a busy machine that takes minutes, and the wait ends in a traceback.
 So Oloproof starts that server itself, before anything is written, and waits on the
 clock: `STARTUP_TIMEOUT_S` by default, the user's own setting of that variable
 (environment or profile) whenever there is one. Prefect's flow engine then finds the
-server running and uses it.
+server running and uses it. The server's own output goes to a log file in
+``PREFECT_HOME``, never to the command's terminal.
 """
 
 from __future__ import annotations
 
 import atexit
+import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from oloproof._exceptions import PrefectApiError
 
-__all__ = ["STARTUP_TIMEOUT_S", "STARTUP_TIMEOUT_VARIABLE", "PrefectApi", "connect_prefect_api"]
+__all__ = ["STARTUP_TIMEOUT_S", "STARTUP_TIMEOUT_VARIABLE", "PrefectApi", "connect_prefect_api", "server_log",
+           "startup_timeout_s"]
 
 STARTUP_TIMEOUT_S = 600
 """Wall-clock seconds to wait for the temporary server when the user set no limit."""
@@ -98,11 +103,8 @@ def _start_temporary_server(timeout_s: float, notify: Callable[[str], None]) -> 
     server = SubprocessASGIServer()
     if server.running and server.server_process is not None and server.server_process.poll() is None:
         return PrefectApi(url=server.api_url, temporary=True)
-    if not hasattr(server, "_run_uvicorn_command"):  # another Prefect: its own start, at our limit
-        server.start(timeout=int(timeout_s))
-        return PrefectApi(url=server.api_url, temporary=True)
     server.port = server.find_available_port()
-    server.server_process = server._run_uvicorn_command()
+    server.server_process = _spawn(server.port)
     server.running = True
     atexit.register(server.stop)
     try:
@@ -111,6 +113,40 @@ def _start_temporary_server(timeout_s: float, notify: Callable[[str], None]) -> 
         server.stop()
         raise
     return PrefectApi(url=server.api_url, temporary=True)
+
+
+def server_log() -> Path:
+    """Where the temporary server's own output goes: ``PREFECT_HOME/oloproof-temporary-server.log``."""
+    from prefect.settings import get_current_settings
+
+    return Path(get_current_settings().home) / "oloproof-temporary-server.log"
+
+
+def _spawn(port: int) -> subprocess.Popen[bytes]:
+    """Prefect's temporary server on ``port``, as Prefect starts it, its output in `server_log`.
+
+    Its output is not the command's: inherited, its shutdown noise (a cancelled database
+    session's traceback) would follow the report on the user's terminal.
+    """
+    import prefect
+    from prefect.settings import get_current_settings
+
+    log = server_log()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    env = {
+        **os.environ,
+        "PREFECT_UI_ENABLED": "0",
+        "PREFECT__SERVER_EPHEMERAL": "1",
+        "PREFECT__SERVER_FINAL": "1",
+        **get_current_settings().to_environment_variables(exclude_unset=True),
+    }
+    command = [
+        sys.executable, "-m", "uvicorn", "--app-dir", str(prefect.__module_path__.parent),
+        "--factory", "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(port),
+        "--log-level", "error", "--lifespan", "on",
+    ]  # fmt: skip
+    with log.open("ab") as out:
+        return subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
 
 def _wait_until_healthy(server: Any, timeout_s: float, notify: Callable[[str], None]) -> None:
@@ -123,10 +159,10 @@ def _wait_until_healthy(server: Any, timeout_s: float, notify: Callable[[str], N
             code = server.server_process.poll()
             if code == _PORT_IN_USE:
                 server.port = server.find_available_port()
-                server.server_process = server._run_uvicorn_command()
+                server.server_process = _spawn(server.port)
             elif code is not None:
                 raise PrefectApiError(
-                    f"Prefect's temporary server exited with code {code} while starting (its output is above): "
+                    f"Prefect's temporary server exited with code {code} while starting (its log: {server_log()}): "
                     "start one with prefect server start and set PREFECT_API_URL"
                 )
             elif _healthy(client, f"{server.api_url}/health"):

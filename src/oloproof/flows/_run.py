@@ -28,7 +28,6 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import opaque, quote
 
 from oloproof._ids import new_run_id
-from oloproof._locate import store_arguments
 from oloproof.config import parse_overrides
 from oloproof.flows._events import delivering_events
 from oloproof.flows._orphans import crash_orphaned_runs, project_tag, where_running
@@ -270,9 +269,7 @@ def run_stages(env: RunEnvironment) -> dict[str, Any]:
         summary = summarize_run.submit(_quote(env), _quote(parts)).result()
         manifest = _manifest(env, summary, started).model_dump(mode="json")
         write_run.submit(_quote(env), manifest, _quote(parts), _quote(summary["metrics"])).result()
-        overridden = env.request.results is not None or "results" in env.request.settings
-        where = store_arguments(env.store.url if overridden else None, str(env.project.directory))
-        publish_report.submit(manifest, _quote(summary["metrics"]), where).result()
+        publish_report.submit(manifest, _quote(summary["metrics"]), env.store_arguments).result()
         _log_report(manifest, summary["metrics"])
         # Per-case data stays in the store: Prefect walks a flow's return value, and
         # at 100,000 cases that walk alone would take many seconds.

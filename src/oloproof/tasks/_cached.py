@@ -215,8 +215,8 @@ def log_failures(env: RunEnvironment, stage: str, failures: list[tuple[str, str]
         logger.warning("%s %s: missing: %s", stage, name, error)
     more = len(failures) - MAX_LOGGED_FAILURES
     if more > 0:
-        logger.warning("%s: %d more failing case%s in this batch; oloproof inspect %s lists them all",
-                       stage, more, "s" if more != 1 else "", env.run_id)  # fmt: skip
+        logger.warning("%s: %d more failing case%s in this batch; oloproof inspect %s%s lists them all",
+                       stage, more, "s" if more != 1 else "", env.run_id, env.store_arguments)  # fmt: skip
 
 
 def run_logger() -> logging.Logger | logging.LoggerAdapter[logging.Logger]:

@@ -124,6 +124,16 @@ class RunEnvironment:
         settings = {**self.project.config.model_dump(mode="json"), "system": self.system_dict}
         return content_hash(settings)[:8]
 
+    @property
+    def store_arguments(self) -> str:
+        """What a hint in the run's logs or artifact appends to find this store from anywhere:
+        `` --project <the project's folder>``, or `` --results URL`` when the run was pointed
+        at another store than its project's."""
+        from oloproof._locate import store_arguments
+
+        overridden = self.request.results is not None or "results" in self.request.settings
+        return store_arguments(self.store.url if overridden else None, str(self.project.directory))
+
     def progress(self, stage: str, count: int = 1) -> None:
         if self.on_progress is not None:
             self.on_progress(stage, count)
