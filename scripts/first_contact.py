@@ -5,7 +5,8 @@ README's first command there (read from README.md, so it is exactly what the pag
 shows) with a new empty ``HOME`` (an empty pip cache, no Prefect database),
 ``PYTHONDONTWRITEBYTECODE=1`` and no Prefect, AWS or Oloproof variables, while ``--busy``
 other processes keep the CPUs busy. With ``--tests`` it then runs the README's second
-command (the test suite) on one more fresh clone, under the same load.
+command (the test suite) on one more fresh clone, under the same load, and keeps its
+output in ``oloproof-first-contact-tests.log`` in the temporary folder's parent.
 
     python scripts/first_contact.py                  # 3 tries of the first command, 2 busy processes
     python scripts/first_contact.py --tries 1 --busy 0 --tests
@@ -77,8 +78,12 @@ def main() -> int:
                 print(f"$ {tests}")
                 seconds, code, output = try_command(tests, workdir, "tests")
                 failed += code != 0
-                last = output.splitlines()[-1] if output else ""
-                print(f"tests: {seconds:7.1f} s · exit {code} · {last}")
+                lines = output.splitlines()
+                print(f"tests: {seconds:7.1f} s · exit {code} · {lines[-1] if lines else ''}")
+                for line in lines:  # what failed, by name
+                    if line.startswith(("FAILED ", "ERROR ")) or "left" in line and "process" in line:
+                        print(f"  {line}")
+                (workdir.parent / "oloproof-first-contact-tests.log").write_text(output, encoding="utf-8")
     finally:
         for burner in burners:
             burner.kill()

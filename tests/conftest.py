@@ -20,6 +20,12 @@ import pytest
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
+# Every process the suite starts inherits this mark (the e2e tests' clean environments
+# keep it: they strip only Prefect, AWS and Oloproof settings), so the session can tell,
+# at its end, whether any of them outlived it.
+PROCESS_MARK = "TESTS_PROCESS_MARK"
+os.environ.setdefault(PROCESS_MARK, f"{os.getpid()}-{time.time_ns()}")
+
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
@@ -153,6 +159,57 @@ def run_cli(prefect_api, capsys) -> Iterator[object]:
         return code, captured.out, captured.err
 
     yield invoke
+
+
+def _ancestors() -> set[int]:
+    """This process and the processes it runs under (a session started inside another's)."""
+    pids, pid = set(), os.getpid()
+    while pid > 1 and pid not in pids:
+        pids.add(pid)
+        try:
+            pid = int(__import__("pathlib").Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            break
+    return pids
+
+
+def _marked_processes(mark: str) -> dict[int, str]:
+    """Live processes (not this one) whose environment carries ``mark``, with their command lines."""
+    needle = f"{PROCESS_MARK}={mark}".encode()
+    found: dict[int, str] = {}
+    ours = _ancestors()
+    for entry in __import__("pathlib").Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) in ours:
+            continue
+        try:
+            if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                continue
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                found[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+    return found
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """Fail the session if a process it started outlives it (a server, a run, a worker)."""
+    if hasattr(session.config, "workerinput") or not sys.platform.startswith("linux"):
+        return  # the controller checks once every worker has exited
+    mark = os.environ[PROCESS_MARK]
+    deadline = time.monotonic() + 60  # processes being stopped may take a moment to exit
+    left = _marked_processes(mark)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.5)
+        left = _marked_processes(mark)
+    if left:
+        for pid in left:
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+        lines = "\n".join(f"  {pid}: {command[:200]}" for pid, command in sorted(left.items()))
+        print(f"\nthe suite left {len(left)} process(es) behind (now killed):\n{lines}", file=sys.stderr)
+        session.exitstatus = 1
 
 
 def pytest_collection_modifyitems(config, items) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -23,5 +24,9 @@ def copy_project(source: Path, target: Path, *, batched: bool = True) -> Path:
     if batched:
         config = target / "oloproof.yaml"
         text = config.read_text(encoding="utf-8")
-        config.write_text(f"{text.rstrip()}\nbatch_size: {BATCH_SIZE}\n", encoding="utf-8")
+        if re.search(r"^batch_size:", text, flags=re.MULTILINE):  # a key may appear once
+            text = re.sub(r"^batch_size:.*$", f"batch_size: {BATCH_SIZE}", text, flags=re.MULTILINE)
+        else:
+            text = f"{text.rstrip()}\nbatch_size: {BATCH_SIZE}\n"
+        config.write_text(text, encoding="utf-8")
     return target

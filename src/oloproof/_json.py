@@ -1,24 +1,39 @@
-"""Canonical JSON: one text for one value.
+"""Canonical JSON: one text for one value; and JSON read within the loaders' limits.
 
 Content hashes (stage identities, diagnosis and comparison ids) and the JSON
 documents of the results store are both written through :func:`canonical_json`,
-so a value always hashes and stores the same way.
+so a value always hashes and stores the same way. Every JSON or JSONL file a user
+gives is read through :func:`load_json`, which refuses what could not be stored
+or would exhaust the stack (see `oloproof._limits`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
+from collections.abc import Callable
 from typing import Any
 
-from oloproof._exceptions import StoreError
+from oloproof._exceptions import OloproofError, StoreError
+from oloproof._limits import MAX_DEPTH, Location, bad_text, dotted, shown, texts
 
-__all__ = ["canonical_json", "content_hash"]
+__all__ = ["canonical_json", "content_hash", "load_json"]
 
 
 def content_hash(value: Any) -> str:
-    """Return the sha256 hex digest of ``value``'s canonical JSON."""
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+    """Return the sha256 hex digest of ``value``'s canonical JSON.
+
+    Raises:
+        StoreError: The value has no JSON form, or holds text that is not valid
+            Unicode (a lone surrogate), so it can be neither stored nor hashed.
+    """
+    text = canonical_json(value)
+    try:
+        encoded = text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise StoreError(f"value can be neither stored nor hashed: {bad_text(text)}") from None
+    return hashlib.sha256(encoded).hexdigest()
 
 
 def canonical_json(value: Any) -> str:
@@ -59,3 +74,122 @@ def _to_python(value: Any) -> Any:
         if callable(method):
             return method()
     raise TypeError(f"object of type {type(value).__name__} is not JSON serialisable")
+
+
+# A JSON string (possibly unterminated: the parser stops there anyway) or one bracket.
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
+# Text decoded from UTF-8 holds no surrogate: only a \uD800-\uDFFF escape makes one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def load_json(
+    text: str,
+    *,
+    error: type[OloproofError],
+    path: str,
+    line: int | None = None,
+    locate: Callable[[Location], int | None] | None = None,
+) -> Any:
+    """Parse JSON text that came from a user's file, within the loaders' limits.
+
+    Refused, each with one ``error``: invalid JSON, nesting deeper than `MAX_DEPTH`
+    (found by scanning the brackets before the parser recurses), a key repeated in
+    one object, and a string that is not valid Unicode (a lone surrogate escape).
+
+    Args:
+        text: The JSON text, decoded from UTF-8.
+        error: The error class to raise (the loader's own).
+        path: The file, for the error.
+        line: The line ``text`` is (a JSONL line); None for a whole document, whose
+            errors name the line within ``text`` where it is known.
+        locate: For a whole document, the line of a key path (e.g. from its YAML
+            reading), for the errors the parser cannot place.
+
+    Returns:
+        The parsed value.
+
+    Raises:
+        OloproofError: Of class ``error``, naming the path, the line and the field.
+    """
+
+    def fail(message: str, *, offset: int | None = None, at: Location = ()) -> OloproofError:
+        where = line
+        if where is None and offset is not None:
+            where = text.count("\n", 0, offset) + 1
+        if where is None and at and locate is not None:
+            where = locate(at)
+        return error(message, path=path, line=where, field=dotted(at))
+
+    deep = _too_deep(text)
+    if deep is not None:
+        column = deep - text.rfind("\n", 0, deep)
+        raise fail(f"nested more than {MAX_DEPTH} levels deep (column {column}): refused", offset=deep)
+    repeated: list[tuple[dict[str, Any], str]] = []
+    try:
+        value = json.loads(text, object_pairs_hook=_pairs(repeated))
+    except json.JSONDecodeError as exc:
+        where = line if line is not None else exc.lineno
+        raise error(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path, line=where) from None
+    except ValueError as exc:  # a number too long to convert
+        raise fail(f"invalid JSON: {str(exc).split(';')[0]}") from None
+    if repeated:
+        at, key = _repeated(value, repeated)
+        raise fail(f"duplicate key {shown(key)}: a key may appear once in an object", at=(*at, key))
+    if _SURROGATE_ESCAPE.search(text):
+        for at, string in texts(value):
+            problem = bad_text(string)
+            if problem is not None:
+                raise fail(problem, at=at)
+    return value
+
+
+def _too_deep(text: str) -> int | None:
+    """The offset of the first bracket nested past `MAX_DEPTH`, or None."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None  # the common case: too few brackets to nest that deep
+    depth = 0
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return match.start()
+        elif token in "]}":
+            depth -= 1
+    return None
+
+
+def _pairs(repeated: list[tuple[dict[str, Any], str]]) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    """An ``object_pairs_hook`` that notes each object repeating a key, and the key."""
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        result = dict(pairs)
+        if len(result) != len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    repeated.append((result, key))
+                    break
+                seen.add(key)
+        return result
+
+    return hook
+
+
+def _repeated(value: Any, repeated: list[tuple[dict[str, Any], str]]) -> tuple[Location, str]:
+    """The key path and key of the first object within ``value`` that repeated a key.
+
+    Such an object may be gone from ``value`` (the value of a key its parent repeats);
+    ``repeated`` holds each one, so no other object can have taken its id.
+    """
+    wanted = {id(item): key for item, key in repeated}
+    stack: list[tuple[Location, Any]] = [((), value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, dict):
+            if id(item) in wanted:
+                return where, wanted[id(item)]
+            stack.extend(reversed([((*where, key), child) for key, child in item.items()]))
+        elif isinstance(item, list):
+            stack.extend(reversed([((*where, index), child) for index, child in enumerate(item)]))
+    return (), repeated[-1][1]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -37,7 +38,8 @@ def test_a_raising_case_is_missing_recorded_and_retried(run_cli, example_project
     config = example_project / "oloproof.yaml"
     text = config.read_text()
     assert "object: app:SupportRag" in text
-    config.write_text(text.replace("object: app:SupportRag", "object: failing_case_app:FailsOnMoneyBack") + "batch_size: 13\n")
+    text = text.replace("object: app:SupportRag", "object: failing_case_app:FailsOnMoneyBack")
+    config.write_text(re.sub(r"^batch_size:.*$", "batch_size: 13", text, flags=re.MULTILINE))
 
     code, out, err = run_cli("run", str(example_project), "--json")
     assert code == 0, err

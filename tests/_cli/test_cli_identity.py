@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytestmark = pytest.mark.slow
@@ -17,7 +19,7 @@ def _cache_lines(out: str) -> tuple[str, str]:
 def test_each_setting_invalidates_exactly_its_stages(run_cli, example_project):
     # One batch per stage keeps each run to a handful of Prefect task runs.
     config = example_project / "oloproof.yaml"
-    config.write_text(config.read_text() + "batch_size: 13\n")
+    config.write_text(re.sub(r"^batch_size:.*$", "batch_size: 13", config.read_text(), flags=re.MULTILINE))
     project = str(example_project)
     code, out, err = run_cli("run", project)
     assert code == 0, err

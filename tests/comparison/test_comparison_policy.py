@@ -98,9 +98,37 @@ def test_unknown_rule_kind(tmp_path):
         ("rules:\n  - {name: '', metric: m, kind: superiority}\n", 2, "rules.0.name", None),
         ("rules:\n  - {name: r, metric: a, kind: superiority}\n  - {name: r, metric: b, kind: equivalence}\n",
          1, "rules", "rule names must be unique: r"),
+        # Numbers are strict: a quoted number was read as the number.
+        ("rules:\n  - {name: r, metric: m, kind: superiority, margin: '5'}\n", 2, "rules.0.margin",
+         "Input should be a valid number (got '5'): write the number unquoted"),
+        ("rules:\n  - {name: r, metric: m, kind: superiority, plan_difference: '2'}\n", 2,
+         "rules.0.plan_difference", "valid number"),
+        ("rules:\n  - {name: r, metric: m, kind: superiority, min_pairs: '10'}\n", 2, "rules.0.min_pairs",
+         "valid integer"),
+        ("confidence: '0.9'\nrules:\n  - {name: r, metric: m, kind: superiority}\n", 1, "confidence", "valid number"),
+        ("rules:\n  - {name: r, metric: m, kind: superiority}\njudges:\n  min_kappa_low: '0.6'\n", 4,
+         "judges.min_kappa_low", "valid number"),
+        ("rules:\n  - {name: r, metric: m, kind: superiority}\njudges:\n  confidence: '0.9'\n", 4,
+         "judges.confidence", "valid number"),
+        ("rules:\n  - {name: r, metric: m, kind: superiority}\njudges:\n  min_labels: '50'\n", 4,
+         "judges.min_labels", "valid integer"),
+        ("rules:\n  - {name: " + "r" * 257 + ", metric: m, kind: superiority}\n", 2, "rules.0.name",
+         "at most 256 characters"),
+        ("rules:\n  - {name: r, metric: " + "m" * 257 + ", kind: superiority}\n", 2, "rules.0.metric",
+         "at most 256 characters"),
+        ("rules:\n  - {name: r, metric: m, kind: superiority}\nrules:\n  - {name: q, metric: m, kind: superiority}\n",
+         3, "rules", "duplicate key 'rules'"),
+        ("rules:\n  - {name: r, metric: m, kind: superiority, kind: equivalence}\n", 2, "rules.0.kind",
+         "duplicate key 'kind'"),
+        ("rules:\n  - {name: \"r\\ud800\", metric: m, kind: superiority}\n", 2, "rules.0.name", "lone surrogate"),
+        ("rules:\n  - {name: r, metric: m, kind: superiority, margin: " + "[" * 5000 + "]" * 5000 + "}\n", 2, None,
+         "nested more than 64 levels deep"),
     ],
     ids=["missing-metric", "unknown-field", "missing-rules", "empty-rules", "confidence-in-points",
-         "infinite-margin", "zero-min-pairs", "empty-name", "duplicate-names"],
+         "infinite-margin", "zero-min-pairs", "empty-name", "duplicate-names", "margin-as-text",
+         "plan-difference-as-text", "min-pairs-as-text", "confidence-as-text", "kappa-as-text",
+         "judges-confidence-as-text", "min-labels-as-text", "long-name", "long-metric", "repeated-key",
+         "repeated-rule-key", "lone-surrogate", "deep-nesting"],
 )
 def test_invalid_policies_name_line_and_field(tmp_path, text, line, field, message):
     path = _write(tmp_path, text)
@@ -111,7 +139,7 @@ def test_invalid_policies_name_line_and_field(tmp_path, text, line, field, messa
     if message is not None:
         assert message in error.message
     rendered = str(error)
-    assert rendered.startswith(f"{path}:{line}: field '{field}': ")
+    assert rendered.startswith(f"{path}:{line}: field '{field}': " if field else f"{path}:{line}: ")
     assert "\n" not in rendered
 
 

@@ -88,3 +88,36 @@ def test_a_file_that_is_not_json(tmp_path):
     assert raised.value.line == 2
     with pytest.raises(ConfigError, match="not found"):
         _load("absent.json", tmp_path)
+
+
+def test_a_json_file_repeating_a_key_is_refused_at_the_repeated_key(tmp_path):
+    text = json.dumps([CRITERION], indent=2).replace('"threshold": 4,', '"threshold": 4,\n    "threshold": 1,')
+    (tmp_path / "criteria.json").write_text(text)
+    with pytest.raises(ConfigError, match="duplicate key 'threshold'") as raised:
+        _load("criteria.json", tmp_path)
+    assert raised.value.field == "0.threshold"
+    assert text.splitlines()[raised.value.line - 1].strip() == '"threshold": 1,'
+
+
+@pytest.mark.parametrize("text, line, field, message", [
+    ('[\n  {"name": "g\\ud800"}\n]', 2, "0.name", "lone surrogate \\ud800"),
+    ("[\n" + "[" * 5_000 + "]" * 5_000 + "\n]", 2, None, "nested more than 64 levels deep (column 64)"),
+])
+def test_a_json_file_is_held_to_the_limits(tmp_path, text, line, field, message):
+    (tmp_path / "criteria.json").write_text(text)
+    with pytest.raises(ConfigError) as raised:
+        _load("criteria.json", tmp_path)
+    assert (raised.value.line, raised.value.field) == (line, field) and message in raised.value.message
+
+
+def test_a_criterion_name_holds_at_most_256_characters(tmp_path):
+    assert _load([{**CRITERION, "name": "n" * 256}], tmp_path).entries[0]["criterion"] == "n" * 256
+    with pytest.raises(ConfigError, match="at most 256 characters") as raised:
+        _load([{**CRITERION, "name": "n" * 257}], tmp_path)
+    assert raised.value.field == "testing_criteria.0.name"
+
+
+def test_json_that_yaml_cannot_read_still_loads_without_lines(tmp_path):
+    (tmp_path / "criteria.json").write_text("[\n\t" + json.dumps(CRITERION) + "\n]")
+    criteria = _load("criteria.json", tmp_path)
+    assert criteria.entries[0]["criterion"] == "groundedness" and criteria.lines == {}

@@ -127,6 +127,95 @@ def test_an_integer_setting_takes_integers_only(tmp_path, value, shown):
     assert f"Input should be a valid integer (got {shown})" in str(raised.value)
 
 
+NUMBERS = {  # every numeric setting of oloproof.yaml, and where it goes in the file
+    "timeouts.generate": "timeouts: {generate: %s}",
+    "timeouts.judge": "timeouts: {judge: %s}",
+    "confidence": "confidence: %s",
+    "max_concurrency": "max_concurrency: %s",
+    "min_slice_support": "min_slice_support: %s",
+    "batch_size": "batch_size: %s",
+    "task_runner.n_workers": "task_runner: {type: dask, n_workers: %s}",
+    "system.rag.token_budget": "system: {name: s, rag: {token_budget: %s}}",
+    "providers.p.timeout_s": "providers: {p: {type: openai, base_url: 'http://h/v1', timeout_s: %s}}",
+    "providers.p.max_retries": "providers: {p: {type: openai, base_url: 'http://h/v1', max_retries: %s}}",
+    "providers.p.rate_window_s": "providers: {p: {type: openai, base_url: 'http://h/v1', rate_window_s: %s}}",
+    "providers.p.prices.input_per_mtok":
+        "providers: {p: {type: openai, base_url: 'http://h/v1', prices: {input_per_mtok: %s, output_per_mtok: 1}}}",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("field", sorted(NUMBERS))
+@pytest.mark.parametrize("where", ["file", "set"])
+def test_a_number_given_as_text_is_refused_never_coerced(tmp_path, field, where):
+    # `timeouts: {generate: '10'}` was read as 10 seconds.
+    setting = NUMBERS[field] % ("'0.75'" if field == "confidence" else "'3'")
+    if where == "file":
+        write(tmp_path, "dataset: cases.jsonl\n" + setting + "\n")
+        with pytest.raises(ConfigError) as raised:
+            load_project(tmp_path)
+        assert raised.value.line == 2
+    else:
+        write(tmp_path, "dataset: cases.jsonl\n" + setting.replace("'0.75'", "0.75").replace("'3'", "3") + "\n")
+        load_project(tmp_path)  # the same setting as a number loads
+        with pytest.raises(ConfigError) as raised:
+            load_project(tmp_path, parse_overrides([f"{field}='{'0.75' if field == 'confidence' else '3'}'"]))
+        assert raised.value.path == "--set"
+    assert raised.value.field == field
+    assert "write the number unquoted" in raised.value.message or field.startswith("providers.")
+
+
+def test_an_exponent_yaml_reads_as_text_says_how_to_write_it(tmp_path):
+    write(tmp_path, "dataset: cases.jsonl\ntimeouts: {generate: 1e3}\n")
+    with pytest.raises(ConfigError, match="only with a '.' and a sign, e.g. 1.0e\\+3"):
+        load_project(tmp_path)
+    write(tmp_path, "dataset: cases.jsonl\ntimeouts: {generate: 1.0e+3, judge: 5}\n")
+    assert load_project(tmp_path).config.timeouts.seconds()["generate"] == 1000.0  # an integer is a number too
+
+
+@pytest.mark.parametrize("field", ["system.name", "system.version", "system.rag.index_version",
+                                   "system.rag.retriever_version"])  # fmt: skip
+def test_a_name_holds_at_most_256_characters(tmp_path, field):
+    # A 10 MB system.name was accepted, and hashed into every stage identity.
+    settings = {"system.name": "s", "system.version": "v", field: "x" * 256}
+    value = load_project(write(tmp_path, "dataset: cases.jsonl\n"), settings).config
+    for part in field.split("."):
+        value = getattr(value, part)
+    assert value == "x" * 256
+    with pytest.raises(ConfigError) as raised:
+        load_project(tmp_path, {**settings, field: "x" * 10_000_000})
+    assert raised.value.field == field and "at most 256 characters" in raised.value.message
+    assert len(str(raised.value)) < 200
+
+
+def test_a_provider_name_holds_at_most_256_characters(tmp_path):
+    write(tmp_path, "dataset: cases.jsonl\nproviders:\n  " + "p" * 257 + ": {type: openai, base_url: 'http://h/v1'}\n")
+    with pytest.raises(ConfigError, match="a provider name holds at most 256 characters") as raised:
+        load_project(tmp_path)
+    assert (raised.value.field, raised.value.line) == ("providers", 2)
+
+
+@pytest.mark.parametrize("value", ["[1, 2]", "{a: 1}", "true"])
+def test_a_name_is_text_never_a_list_or_mapping_written_out(tmp_path, value):
+    write(tmp_path, YAML.replace("name: demo", f"name: {value}"))
+    with pytest.raises(ConfigError, match="expected text") as raised:
+        load_project(tmp_path)
+    assert (raised.value.field, raised.value.line) == ("system.name", 2)
+
+
+@pytest.mark.parametrize("override, field, message", [
+    ("evaluators=" + "[" * 5_000 + "]" * 5_000, "evaluators", "nested more than 64 levels deep"),
+    ("storage_options={a: 1, a: 2}", "storage_options.a", "duplicate key 'a'"),
+    ("system.name=s\udcff", "system.name", "lone surrogate .udcff"),  # argv's undecodable byte
+    ("storage_options." + ".".join(["a"] * 100) + "=1", None, "a key path of more than 64 parts"),
+])  # fmt: skip
+def test_a_set_value_is_held_to_the_files_limits(tmp_path, override, field, message):
+    with pytest.raises(ConfigError, match=message) as raised:
+        parse_overrides([override])
+    assert raised.value.path == "--set" and "\n" not in str(raised.value)
+    if field is not None:
+        assert raised.value.field == field
+
+
 def test_a_bad_file_value_names_file_line_and_field(tmp_path):
     write(tmp_path, YAML.replace("depth: 6", "depth: 0"))
     with pytest.raises(ConfigError) as raised:

@@ -8,7 +8,9 @@ from typing import Self
 
 import pytest
 
-from oloproof._exceptions import DatasetError
+from oloproof._exceptions import DatasetError, StoreError
+from oloproof._json import content_hash
+from oloproof._limits import MAX_DEPTH
 from oloproof.dataset import Case, _load, load_cases
 
 
@@ -29,7 +31,7 @@ def test_load_validates_cases_and_skips_blank_lines(tmp_path):
             line(id="a", input={"question": "q"}, expected={"answer": "x", "relevant": [{"doc_id": 7}]}),
             "",
             "   ",
-            line(id=2, input="plain text", metadata={"topic": "billing"}),
+            line(id="2", input="plain text", metadata={"topic": "billing"}),
         ],
     )
     dataset = load_cases(url)
@@ -53,9 +55,13 @@ def test_expected_keeps_unknown_keys_for_custom_evaluators(tmp_path):
 
 
 def _error(tmp_path, lines) -> DatasetError:
+    return _error_of(tmp_path, lines, False)
+
+
+def _error_of(tmp_path, lines, recorded: bool) -> DatasetError:
     url = write(tmp_path, lines)
     with pytest.raises(DatasetError) as raised:
-        load_cases(url)
+        load_cases(url, recorded=recorded)
     return raised.value
 
 
@@ -89,9 +95,63 @@ def test_duplicate_ids_name_both_lines(tmp_path):
     assert str(error) == f"{tmp_path / 'cases.jsonl'}:4: field 'id': duplicate id 'a' (first on line 1)"
 
 
-def test_integer_and_string_ids_collide(tmp_path):
-    error = _error(tmp_path, [line(id=1, input="q"), line(id="1", input="q")])
-    assert error.message == "duplicate id '1' (first on line 1)"
+def test_an_id_is_a_json_string_never_a_number_read_as_one(tmp_path):
+    # Read as "5", `"id": 5` would pair with another file's case "5" without a word.
+    error = _error(tmp_path, [line(id="a", input="q"), line(id=5, input="q")])
+    assert (error.line, error.field, error.message) == (2, "id", "expected a JSON string, got 5")
+
+
+def test_an_id_holds_at_most_256_characters(tmp_path):
+    assert len(load_cases(write(tmp_path, [line(id="x" * 256, input="q")])).cases[0].id) == 256
+    error = _error(tmp_path, [line(id="x" * 257, input="q")])
+    assert (error.line, error.field) == (1, "id") and "at most 256 characters" in error.message
+    assert len(str(error)) < 200  # the value is echoed cut short
+
+
+def test_a_grade_is_a_number_never_text(tmp_path):
+    error = _error(tmp_path, [line(id="a", input="q", expected={"relevant": [{"doc_id": "d", "grade": "1"}]})])
+    assert (error.line, error.field) == (1, "expected.relevant.0.grade")
+
+
+def test_nesting_past_the_limit_is_one_line_not_a_recursion_error(tmp_path):
+    deep = "[" * 100_000 + "]" * 100_000
+    for recorded in (False, True):
+        error = _error_of(tmp_path, [line(id="a", input="q"), '{"id": "b", "input": ' + deep + "}"], recorded)
+        assert error.line == 2 and f"nested more than {MAX_DEPTH} levels deep" in error.message
+        assert "\n" not in str(error)
+    at_the_limit = "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1)  # the case object is the first level
+    assert load_cases(write(tmp_path, ['{"id": "a", "input": ' + at_the_limit + "}"])).cases[0].id == "a"
+
+
+def test_brackets_inside_strings_are_not_nesting(tmp_path):
+    text = "[" * 1000 + "\\\"{"
+    (case,) = load_cases(write(tmp_path, [line(id="a", input=text)])).cases
+    assert case.input == text
+
+
+def test_a_lone_surrogate_is_refused_at_load_naming_the_field(tmp_path):
+    # It could be neither hashed nor stored: the run would fail mid-way.
+    error = _error(tmp_path, [line(id="a", input="q"), '{"id": "b", "input": {"question": "why\\ud800"}}'])
+    assert (error.line, error.field) == (2, "input.question") and "lone surrogate \\ud800" in error.message
+    error = _error(tmp_path, ['{"id": "a", "input": {"\\udfff": 1}}'])
+    assert (error.line, error.field) == (1, "input.\\udfff")
+    (case,) = load_cases(write(tmp_path, ['{"id": "a", "input": "\\ud83d\\ude00"}'])).cases  # a pair is one character
+    assert case.input == "\U0001f600"
+
+
+def test_were_a_lone_surrogate_to_reach_hashing_it_is_one_line():
+    with pytest.raises(StoreError, match="lone surrogate"):
+        content_hash({"question": "\ud800"})
+
+
+def test_a_repeated_key_is_refused_never_the_last_one_kept(tmp_path):
+    error = _error(tmp_path, [line(id="a", input="q"), '{"id": "b", "id": "c", "input": "q"}'])
+    assert (error.line, error.field) == (2, "id") and "duplicate key 'id'" in error.message
+    error = _error(tmp_path, ['{"id": "a", "input": {"q": [{"x": 1, "x": 2}]}}'])
+    assert (error.line, error.field) == (1, "input.q.0.x")
+    # An object repeating a key inside the value a repeated key replaced: the outer one is named.
+    error = _error(tmp_path, ['{"id": "a", "input": {"x": {"y": 1, "y": 2}, "x": 3}}'])
+    assert error.field == "input.x"
 
 
 def test_wrong_types_name_the_nested_field(tmp_path):

@@ -17,21 +17,25 @@ def _file(tmp_path, *lines: str):
 
 
 def test_rows_are_whole_inputs_and_unnamed_ones_are_named_by_line(tmp_path):
-    path = _file(tmp_path, json.dumps({"query": "a"}), "", json.dumps({"id": 7, "query": "b", "metadata": {"lang": "vi"}}),
+    path = _file(tmp_path, json.dumps({"query": "a"}), "", json.dumps({"id": "7", "query": "b", "metadata": {"lang": "vi"}}),
                  json.dumps({"query": "c"}))  # fmt: skip
     dataset = load_cases(str(path), recorded=True)
     assert [case.id for case in dataset.cases] == ["line-1", "7", "line-4"]
     assert dataset.named_by_line == 2 and dataset.recorded
     assert dataset.cases[1].metadata == {"lang": "vi"}
-    assert dataset.item(dataset.cases[1]) == {"id": 7, "query": "b", "metadata": {"lang": "vi"}}
+    assert dataset.item(dataset.cases[1]) == {"id": "7", "query": "b", "metadata": {"lang": "vi"}}
     assert dataset.lines == {"line-1": 1, "7": 3, "line-4": 4}
 
 
 @pytest.mark.parametrize(
     ("line", "field", "message"),
     [
-        ('{"id": true}', "id", "an id must be non-empty text or an integer"),
-        ('{"id": ""}', "id", "an id must be non-empty text or an integer"),
+        ('{"id": true}', "id", "an id must be a non-empty JSON string"),
+        ('{"id": ""}', "id", "an id must be a non-empty JSON string"),
+        ('{"id": 7}', "id", "an id must be a non-empty JSON string"),  # given, an id is never a number read as text
+        ('{"id": "%s"}' % ("x" * 257), "id", "at most 256 characters"),
+        ('{"id": "a", "id": "b"}', "id", "duplicate key 'id'"),
+        ('{"q": "\\udc00"}', "q", "lone surrogate"),
         ('{"metadata": [1]}', "metadata", "metadata must be a JSON object"),
         ("[1]", None, "expected a JSON object, got list"),
         ('{"query": ', None, "invalid JSON"),

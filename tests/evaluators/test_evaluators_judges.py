@@ -160,3 +160,12 @@ def test_rendering_inserts_text_once():
     fields = evaluator.read(view({"answer": "Use {{query}} literally."}))
     _, user = evaluator.prompt_for(fields).render(fields)
     assert "Use {{query}} literally." in user
+
+
+@pytest.mark.parametrize("option", [{"threshold": "3"}, {"temperature": "0"}])
+def test_judge_numbers_are_never_read_from_text(option):
+    from oloproof._exceptions import EvaluatorConfigError
+    from oloproof.evaluators._judges import JudgeOptions
+
+    with pytest.raises((EvaluatorConfigError, ValueError)):
+        JudgeOptions.model_validate({"provider": "p", "model": "m", **option})

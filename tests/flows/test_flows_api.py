@@ -130,3 +130,56 @@ def test_the_temporary_servers_output_goes_to_its_log_not_the_terminal(tmp_path)
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert ran.stderr == "", ran.stderr[-3000:]  # its shutdown, a cancelled database session, is logged
     assert (tmp_path / "home" / ".prefect" / "oloproof-temporary-server.log").is_file()
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the tether is Linux's parent-death signal")
+def test_a_killed_run_takes_its_temporary_server_with_it(tmp_path):
+    import signal
+    import time
+
+    from projects import copy_project
+
+    project = copy_project(EXAMPLE, tmp_path / "support_rag")
+    run = subprocess.Popen([*CLI, "run", str(project)], env=_fresh_env(tmp_path),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 600  # a liveness limit, not a measure: the run waits on its server
+        servers: list[int] = []
+        while not servers:
+            assert run.poll() is None, "the run ended before its server started"
+            assert time.monotonic() < deadline, "no temporary server was started"
+            servers = [pid for pid in _children(run.pid)
+                       if b"prefect.server.api.server" in Path(f"/proc/{pid}/cmdline").read_bytes()]  # fmt: skip
+            time.sleep(0.2)
+        run.send_signal(signal.SIGKILL)  # as a CI timeout or the OOM killer would
+        run.wait()
+        (server,) = servers
+        while _alive(server):
+            assert time.monotonic() < deadline, f"the temporary server {server} outlived its killed run"
+            time.sleep(0.2)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()

@@ -83,6 +83,10 @@ def test_a_stratified_sample_allocates_proportionally():
     (lambda r: {**r, "answer": "an edited answer"}, "answer", "the answer labelled differs from run run_A's answer"),
     (lambda r: {**r, "sample": "smp_nowhere"}, "sample", "differs from the file's first line"),
     (lambda r: {k: v for k, v in r.items() if k != "case_id"}, "case_id", "case_id is required"),
+    (lambda r: {**r, "case_id": 0}, "case_id", "case_id is required (a string)"),  # never read as "0"
+    (lambda r: {**r, "case_id": "c" * 257}, "case_id", "case_id holds at most 256 characters"),
+    (lambda r: {**r, "annotator": "a" * 257}, "annotator", "annotator holds at most 256 characters"),
+    (lambda r: {**r, "sample": "s" * 257}, "sample", "sample must be a string"),
 ])
 def test_a_bad_line_names_file_line_and_field(tmp_path, edit, field, message):
     sample = _sample()
@@ -149,6 +153,11 @@ def test_labels_given_without_a_draw_validate_but_are_marked_given(tmp_path):
     (b'{"case_id": "c0000"\n', 1, "invalid JSON"),
     (b'[1, 2]\n', 1, "must be a JSON object"),
     (b'\n\n{"case_id": "c\xff"}\n', 3, "not UTF-8"),
+    (b'\n{"case_id": "c0000", "case_id": "c0001", "criterion": "relevance", "label": "pass"}\n', 2,
+     "duplicate key 'case_id'"),
+    (b'{"case_id": "c0000", "criterion": "relevance", "label": "pass", "note": "\\ud800"}\n', 1,
+     "lone surrogate"),
+    (b'{"case_id": "c0000", "note": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n", 1, "nested more than 64"),
 ])
 def test_malformed_lines(tmp_path, content, line, message):
     path = tmp_path / "labels.jsonl"

@@ -12,6 +12,7 @@ from oloproof.store import (
     ObjectStore,
     Queries,
     StoreLocation,
+    _views,
     diagnosis_request,
     run_manifest,
 )
@@ -105,8 +106,9 @@ def test_many_manifests_fill_their_view(queries):
 
 def test_a_query_lists_only_the_folders_its_views_read(queries, monkeypatch):
     listed = []
-    real = ObjectStore.list_paths
-    monkeypatch.setattr(ObjectStore, "list_paths", lambda self, prefix="": (listed.append(prefix), real(self, prefix))[1])
+    real = _views.list_entries  # a local store is listed without following links out of it
+    monkeypatch.setattr(_views, "list_entries",
+                        lambda where, container, **kw: (listed.append(container), real(where, container, **kw))[1])
     queries.query("SELECT count(*) FROM generations")
     assert listed == ["runs"]
     listed.clear()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from typing import Any
 
 from oloproof._cli._common import emit, emit_json, terminal_safe
@@ -63,27 +64,32 @@ def _run_line(record: dict[str, Any], kind_width: int | None) -> str:
 
 
 def _incomplete_command(store: Any, args: argparse.Namespace) -> int:
-    """``runs --incomplete [--remove]``: folders no reader shows, and their cleanup."""
+    """``runs --incomplete [--remove]``: folders no reader shows, and their cleanup.
+
+    A folder old enough is removed only if no live run holds its lease (a run still writing).
+    """
     import time
 
     from oloproof.store import incomplete_runs, remove_incomplete_run
 
+    older_than = _non_negative(args.older_than, "--older-than", "minutes")
     now = time.time()
     found = incomplete_runs(store)
     rows: list[dict[str, Any]] = []
     for run in found:
         age = None if run.modified is None else (now - run.modified) / 60
-        removable = args.remove and age is not None and age >= args.older_than
-        if removable:
-            remove_incomplete_run(store, run)
-        rows.append({"run_id": run.run_id, "files": list(run.files), "age_minutes": age, "removed": removable})
+        old = args.remove and age is not None and age >= older_than
+        removed = old and remove_incomplete_run(store, run)
+        rows.append({"run_id": run.run_id, "files": list(run.files), "age_minutes": age, "removed": removed,
+                     "writing": old and not removed})  # fmt: skip
     if args.json:
         emit_json(rows)
         return 0
     for row in rows:
         written = "age unknown" if row["age_minutes"] is None else f"last written {row['age_minutes']:.0f} min ago"
-        kept = "" if not args.remove else (" · removed" if row["removed"] else
-                                           f" · kept (younger than {args.older_than:g} min)")
+        kept = "" if not args.remove else (
+            " · removed" if row["removed"] else " · kept (a run is writing it)" if row["writing"]
+            else f" · kept (younger than {older_than:g} min)")  # fmt: skip
         print(terminal_safe(f"{row['run_id']}  incomplete: {', '.join(row['files']) or 'empty'} · {written}{kept}"))
     if not rows:
         print("No incomplete runs.")
@@ -112,9 +118,11 @@ def results_command(args: argparse.Namespace) -> int:
 
 
 def query_command(args: argparse.Namespace) -> int:
+    timeout = _non_negative(args.timeout, "--timeout", "seconds")
     store = locate_store(args.results, args.project)
     params = [_parse_param(value) for value in args.params] or None
-    columns, rows = store.query(args.sql, params)
+    # Ctrl-C and SIGTERM stop the statement inside DuckDB: see Queries.query.
+    columns, rows = store.queries.query(args.sql, params, timeout=timeout or None)
     if args.json:
         emit_json([dict(zip(columns, row)) for row in rows])
         return 0
@@ -122,6 +130,13 @@ def query_command(args: argparse.Namespace) -> int:
     for row in rows:
         print("\t".join("" if value is None else terminal_safe(str(value), tabs=False) for value in row))
     return 0
+
+
+def _non_negative(value: float, option: str, unit: str) -> float:
+    """An option's number, refused unless finite and at least 0 (argparse takes ``nan`` and ``-5``)."""
+    if not (math.isfinite(value) and value >= 0):
+        raise UsageError(f"must be a finite number of {unit}, at least 0; got {value:g}", field=option)
+    return value
 
 
 def _parse_param(text: str) -> Any:

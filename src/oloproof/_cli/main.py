@@ -22,6 +22,10 @@ from oloproof._exceptions import OloproofError
 __all__ = ["build_parser", "main"]
 
 EXIT_INPUT = 2
+QUERY_TIMEOUT_S = 300.0
+"""Default seconds ``oloproof query`` lets a statement run: a dashboard's query must end."""
+_WRITES_NOTHING = frozenset({"query", "show", "results"})
+"""Commands an interruption tells nothing of kept records: they write none."""
 
 
 def _add_store_options(parser: argparse.ArgumentParser) -> None:
@@ -61,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     runs.add_argument("--remove", action="store_true",
                       help="with --incomplete: remove those older than --older-than (their records are not a run)")
     runs.add_argument("--older-than", type=float, default=60.0, metavar="MINUTES",
-                      help="with --remove: only folders untouched this long, so a run still writing is kept (default 60)")
+                      help="with --remove: only folders untouched this long (a number >= 0; default 60); "
+                      "a folder a live run still writes is kept whatever its age")
     _add_store_options(runs)
 
     show = commands.add_parser("show", help="print a recorded run's report")
@@ -77,11 +82,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Views: runs (your runs), all_runs (every run with its kind, a diagnosis's child runs "
         "included), cases, retrievals, generations, judgments, metrics, diagnoses, diagnosis_labels, "
         "comparisons, decisions. The table views hold every run's rows: join runs to keep yours. "
-        "Values go in with --param (bound as $1, $2, ...).",
+        "Values go in with --param (bound as $1, $2, ...). Only one SELECT, reading only the store. "
+        "Exit 0, or 2 on bad input, a failed statement or one stopped at --timeout; Ctrl-C exits 130, SIGTERM 143.",
     )
     query.add_argument("sql", metavar="SQL")
     query.add_argument("--param", dest="params", action="append", default=[], metavar="VALUE",
                        help="a bound parameter ($1, $2, ... in order; repeatable)")
+    query.add_argument("--timeout", type=float, default=QUERY_TIMEOUT_S, metavar="SECONDS",
+                       help=f"stop the statement after this long, exit 2 (default {QUERY_TIMEOUT_S:g}; 0: no limit)")
     _add_store_options(query)
     diagnose = commands.add_parser(
         "diagnose", help="re-execute a run's failures under an intervention beside a control",
@@ -213,11 +221,15 @@ def _main(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:  # e.g. piped into head
         return 0
     except Terminated:
-        print("oloproof: terminated; records already written are kept", file=sys.stderr)
+        print(f"oloproof: terminated{_kept(args.command)}", file=sys.stderr)
         return 128 + signal.SIGTERM
     except KeyboardInterrupt:
-        print("oloproof: interrupted; records already written are kept", file=sys.stderr)
+        print(f"oloproof: interrupted{_kept(args.command)}", file=sys.stderr)
         return 130
+
+
+def _kept(command: str) -> str:
+    return "" if command in _WRITES_NOTHING else "; records already written are kept"
 
 
 if __name__ == "__main__":  # pragma: no cover

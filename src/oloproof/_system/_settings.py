@@ -4,6 +4,9 @@ A setting's type, constraint and docstring live here. The decorators' keyword
 arguments, the ``system`` and ``system.rag`` sections of ``oloproof.yaml``, the
 resolved system configuration and the settings a diagnosis reproduces are all
 read from these models, so a new setting is one new field.
+
+Names and versions are text of at most `MAX_NAME` (256) characters: each is part of
+every stage identity. Numbers are strict: ``top_k: "2"`` is refused, not read as 2.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from oloproof._limits import MAX_NAME
 
 __all__ = [
     "REQUIRED",
@@ -42,11 +47,12 @@ class NameAndVersion(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: Annotated[str | None, REQUIRED] = None
-    """The system's name, part of every stage identity."""
+    name: Annotated[str | None, REQUIRED] = Field(default=None, max_length=MAX_NAME)
+    """The system's name, part of every stage identity (at most 256 characters)."""
 
-    version: Annotated[str | None, REQUIRED] = None
-    """The system's version: part of generation identity, never of retrieval identity."""
+    version: Annotated[str | None, REQUIRED] = Field(default=None, max_length=MAX_NAME)
+    """The system's version: part of generation identity, never of retrieval identity
+    (at most 256 characters)."""
 
 
 class RagParameters(BaseModel):
@@ -63,11 +69,11 @@ class RagParameters(BaseModel):
     token_budget: int | None = Field(strict=True, default=None, ge=1)
     """The most tokens (by ``count_tokens``) the context may hold; ``None`` for no budget."""
 
-    index_version: Annotated[str | None, REQUIRED] = None
-    """The version of the index the retriever reads (retrieval identity)."""
+    index_version: Annotated[str | None, REQUIRED] = Field(default=None, max_length=MAX_NAME)
+    """The version of the index the retriever reads (retrieval identity; at most 256 characters)."""
 
-    retriever_version: str | None = None
-    """An optional version of the retriever code (retrieval identity)."""
+    retriever_version: str | None = Field(default=None, max_length=MAX_NAME)
+    """An optional version of the retriever code (retrieval identity; at most 256 characters)."""
 
 
 def is_required(model: type[BaseModel], name: str) -> bool:

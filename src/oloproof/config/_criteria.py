@@ -12,20 +12,22 @@ and becomes the evaluator entry ``{type: groundedness, criterion: groundedness,
 provider: …, model: gpt-4o, threshold: 3, data_mapping: …}``. The deployment (or
 ``model``) name selects a provider: the one listing it under ``deployments``, or
 the only one configured; the model called is the deployment's name. Every other
-initialization parameter must be an option of the evaluator. Errors name the
-criteria file (or ``oloproof.yaml``), the line and the entry's own field.
+initialization parameter must be an option of the evaluator. A criterion's name holds
+at most 256 characters. Errors name the criteria file (or ``oloproof.yaml``), the line
+and the entry's own field.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from oloproof._exceptions import ConfigError
-from oloproof.config._yaml import load_yaml_with_lines, locate, read_config_text
+from oloproof._json import load_json
+from oloproof._limits import MAX_NAME, dotted, shown
+from oloproof.config._yaml import load_yaml_with_lines, locate, read_config_text, yaml_lines
 
 __all__ = ["BUILTINS", "CRITERION_TYPE", "Criteria", "load_criteria"]
 
@@ -74,8 +76,7 @@ class Criteria:
             mapped = origin.get(str(rest[0]))
             where = (index, *(mapped if mapped is not None else rest[:1]), *rest[1:])
         full = (*self.prefix, *where)
-        return ConfigError(message, path=self.path, line=locate(self.lines, full),
-                           field=".".join(map(str, full)))  # fmt: skip
+        return ConfigError(message, path=self.path, line=locate(self.lines, full), field=dotted(full))
 
 
 def load_criteria(
@@ -116,15 +117,11 @@ def _read(file: Path) -> tuple[Any, dict[Location, int]]:
     text = read_config_text(file, "testing criteria file")
     if file.suffix.lower() != ".json":
         return load_yaml_with_lines(text, path=str(file))
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"invalid JSON: {error.msg} (column {error.colno})", path=str(file),
-                          line=error.lineno) from None  # fmt: skip
     try:  # JSON is YAML: its node tree gives each key's line
-        _, lines = load_yaml_with_lines(text, path=str(file))
+        lines = yaml_lines(text, path=str(file))
     except ConfigError:
         lines = {}
+    data = load_json(text, error=ConfigError, path=str(file), locate=lambda where: locate(lines, where))
     return data, lines
 
 
@@ -133,21 +130,22 @@ def _translate(
 ) -> tuple[dict[str, Any], dict[str, Location]]:
     def fail(message: str, *where: str | int) -> ConfigError:
         full = (*source.prefix, index, *where)
-        return ConfigError(message, path=source.path, line=locate(source.lines, full),
-                           field=".".join(map(str, full)))  # fmt: skip
+        return ConfigError(message, path=source.path, line=locate(source.lines, full), field=dotted(full))
 
     if not isinstance(item, dict):
         raise fail(f"expected a mapping with type {CRITERION_TYPE!r}, got {type(item).__name__}")
     if item.get("type") != CRITERION_TYPE:
-        raise fail(f"unknown criterion type {item.get('type')!r} (expected {CRITERION_TYPE!r})", "type")
+        raise fail(f"unknown criterion type {shown(item.get('type'))} (expected {CRITERION_TYPE!r})", "type")
     unknown = [key for key in item if key not in _KNOWN_KEYS]
     if unknown:
         raise fail(f"unknown field (a criterion has {', '.join(_KNOWN_KEYS)})", unknown[0])
     name = item.get("evaluator_name")
     if not isinstance(name, str) or name not in BUILTINS:  # a list or a mapping cannot even be looked up
-        raise fail(f"unknown evaluator {name!r} (supported: {', '.join(sorted(BUILTINS))})", "evaluator_name")
+        raise fail(f"unknown evaluator {shown(name)} (supported: {', '.join(sorted(BUILTINS))})", "evaluator_name")
     if not isinstance(item.get("name"), str) or not item["name"].strip():
         raise fail("every criterion needs a 'name'", "name")
+    if len(item["name"]) > MAX_NAME:
+        raise fail(f"a criterion's name holds at most {MAX_NAME} characters", "name")
     entry: dict[str, Any] = {"type": BUILTINS[name], "criterion": item["name"]}
     origin: dict[str, Location] = {"type": ("evaluator_name",), "criterion": ("name",)}
     parameters = item.get("initialization_parameters") or {}
@@ -175,13 +173,13 @@ def _serving(deployment: Any, providers: Mapping[str, Any], fail: Any, key: str)
     if len(listing) == 1:
         return listing[0], deployment
     if len(listing) > 1:
-        raise fail(f"deployment {deployment!r} is listed by several providers: {', '.join(sorted(listing))}",
+        raise fail(f"deployment {shown(deployment)} is listed by several providers: {', '.join(sorted(listing))}",
                    "initialization_parameters", key)  # fmt: skip
     if len(providers) == 1:
         return next(iter(providers)), deployment
     configured = ", ".join(sorted(providers)) or "none"
     raise fail(
-        f"no provider serves deployment {deployment!r} (configured: {configured}; list it under a "
+        f"no provider serves deployment {shown(deployment)} (configured: {configured}; list it under a "
         "provider's 'deployments', or set OPENAI_BASE_URL / AZURE_OPENAI_ENDPOINT when running without oloproof.yaml)",
         "initialization_parameters", key,
     )

@@ -15,8 +15,11 @@ import yaml
 from pydantic import ValidationError
 
 from oloproof._exceptions import ConfigError
+from oloproof._limits import MAX_DEPTH, MAX_NAME, bad_text, shown
+from oloproof._limits import dotted as field_of
+from oloproof.config._describe import describe
 from oloproof.config._project import ProjectConfig
-from oloproof.config._yaml import load_yaml_with_lines, locate, read_config_text
+from oloproof.config._yaml import load_yaml_with_lines, locate, read_config_text, yaml_value
 
 __all__ = ["CONFIG_NAME", "Project", "apply_settings", "load_project", "parse_override", "parse_overrides"]
 
@@ -53,30 +56,44 @@ class Project:
 
     def error(self, message: str, location: tuple[str | int, ...]) -> ConfigError:
         """Build a ConfigError pointing at ``location`` in the file or at ``--set``."""
-        dotted = ".".join(str(part) for part in location)
+        shown_field = field_of(location)
         if self.implicit and location[:1] == ("providers",):
-            return ConfigError(message, path="environment", field=dotted)
-        if any(dotted == key or dotted.startswith(key + ".") for key in self.overridden):
-            return ConfigError(message, path="--set", field=dotted)
-        return ConfigError(
-            message, path=str(self.config_path), line=locate(self.lines, location), field=dotted
-        )
+            return ConfigError(message, path="environment", field=shown_field)
+        name = ".".join(str(part) for part in location)
+        if any(name == key or name.startswith(key + ".") for key in self.overridden):
+            return ConfigError(message, path="--set", field=shown_field)
+        return ConfigError(message, path=str(self.config_path), line=locate(self.lines, location), field=shown_field)
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
     """Split ``key.path=value`` into the key path and a YAML-typed value.
 
+    A value that is not YAML is taken as the text it is; one that is YAML is held
+    to a file's limits (depth, size, unique keys).
+
     Raises:
-        ConfigError: The override has no ``=`` or an empty key.
+        ConfigError: The override has no ``=`` or an empty key, is not valid Unicode
+            (a command line's undecodable bytes), or its value breaks a limit.
     """
+    problem = bad_text(text)
+    if problem is not None:
+        raise ConfigError(f"{problem} (the command line is not UTF-8 text)", path="--set",
+                          field=field_of((text.partition("=")[0].strip()[:MAX_NAME],)))  # fmt: skip
     key, sep, raw = text.partition("=")
     key = key.strip()
     if not sep or not key or any(not part for part in key.split(".")):
         raise ConfigError(
-            f"invalid override {text!r}: expected key.path=value", path="--set", field=key or None
+            f"invalid override {shown(text)}: expected key.path=value", path="--set",
+            field=field_of((key[:MAX_NAME],) if key else ()),
         )
+    if key.count(".") >= MAX_DEPTH:
+        raise ConfigError(f"a key path of more than {MAX_DEPTH} parts: refused", path="--set",
+                          field=field_of((key[:MAX_NAME] + "…",)))  # fmt: skip
     try:
-        value = yaml.safe_load(raw) if raw.strip() else None
+        value = yaml_value(raw, path="--set") if raw.strip() else None
+    except ConfigError as error:
+        inner = f".{error.field}" if error.field else ""
+        raise ConfigError(error.message, path="--set", field=f"{field_of((key,))}{inner}") from None
     except yaml.YAMLError:
         value = raw
     return key.split("."), value
@@ -113,9 +130,9 @@ def apply_settings(data: dict[str, Any], settings: Mapping[str, Any]) -> tuple[d
                 child = node[key] = {}
             if not isinstance(child, dict):
                 raise ConfigError(
-                    f"cannot set {dotted}: {'.'.join(keys[: depth + 1])} is not a mapping",
+                    f"cannot set {field_of((dotted,))}: {field_of(tuple(keys[: depth + 1]))} is not a mapping",
                     path="--set",
-                    field=dotted,
+                    field=field_of((dotted,)),
                 )
             node = child
         node[keys[-1]] = _deep_copy(value)
@@ -189,7 +206,7 @@ def load_project(
         location = tuple(first["loc"])
         # A provider entry's values are never echoed: a key pasted into the wrong
         # field must not reach a terminal or a log.
-        raise project.error(_describe(first, echo=location[:1] != ("providers",)), location) from None
+        raise project.error(describe(first, echo=location[:1] != ("providers",)), location) from None
     return Project(
         directory=project.directory,
         config_path=config_path,
@@ -198,19 +215,6 @@ def load_project(
         overridden=project.overridden,
         implicit=project.implicit,
     )
-
-
-def _describe(error: Mapping[str, Any], *, echo: bool = True) -> str:
-    kind = error.get("type", "")
-    if kind == "missing":
-        return "required field is missing"
-    if kind == "extra_forbidden":
-        return "unknown field"
-    message = str(error.get("msg", "invalid value"))
-    message = message.removeprefix("Value error, ")
-    if echo and "input" in error and kind != "value_error":
-        return f"{message} (got {error.get('input')!r})"
-    return message
 
 
 def _implicit_providers(from_environment: Any) -> dict[str, Any]:

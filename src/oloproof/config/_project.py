@@ -1,4 +1,9 @@
-"""The ``oloproof.yaml`` schema."""
+"""The ``oloproof.yaml`` schema.
+
+Numbers are strict: ``timeouts: {generate: '10'}`` or ``max_concurrency: "4"`` is
+refused, not read as a number. Names (``system.name``, the versions, provider
+names) hold at most `MAX_NAME` (256) characters.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +12,23 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from oloproof._limits import MAX_NAME
 from oloproof._system._settings import NameAndVersion, RagParameters, text_settings
 from oloproof.providers import ProviderConfig
 
 __all__ = ["ProjectConfig", "RagSettings", "StageTimeouts", "SystemSettings", "TaskRunnerSettings"]
 
 _SLICE = re.compile(r"^(metadata\.[A-Za-z0-9_.-]+|relevant_position|context_truncated)$")
+
+
+def _as_text(value: Any) -> str | None:
+    # YAML reads 2026-09-16 as a date and 3 as an int; both name versions (or files).
+    # A list, a mapping or a boolean names nothing: refused rather than written out.
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool | list | dict):
+        raise ValueError(f"expected text, got {type(value).__name__}")  # noqa: TRY004 - pydantic wants ValueError
+    return str(value)
 
 
 class _RagObject(BaseModel):
@@ -35,8 +51,7 @@ class RagSettings(RagParameters, _RagObject):
     @field_validator(*text_settings(RagParameters), mode="before")
     @classmethod
     def _versions_are_text(cls, value: Any) -> Any:
-        # YAML reads 2026-09-16 as a date and 3 as an int; both name versions.
-        return None if value is None else str(value)
+        return _as_text(value)
 
 
 class SystemSettings(NameAndVersion):
@@ -56,7 +71,7 @@ class SystemSettings(NameAndVersion):
     @field_validator(*text_settings(NameAndVersion), mode="before")
     @classmethod
     def _text(cls, value: Any) -> Any:
-        return None if value is None else str(value)
+        return _as_text(value)
 
 
 class TaskRunnerSettings(BaseModel):
@@ -85,16 +100,16 @@ class StageTimeouts(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    retrieve: float | None = Field(default=30.0, gt=0, allow_inf_nan=False)
+    retrieve: float | None = Field(default=30.0, gt=0, allow_inf_nan=False, strict=True)
     """One ``retrieve(input, depth)`` call."""
 
-    assemble: float | None = Field(default=30.0, gt=0, allow_inf_nan=False)
+    assemble: float | None = Field(default=30.0, gt=0, allow_inf_nan=False, strict=True)
     """Counting one context's tokens with an ``async def count_tokens``."""
 
-    generate: float | None = Field(default=120.0, gt=0, allow_inf_nan=False)
+    generate: float | None = Field(default=120.0, gt=0, allow_inf_nan=False, strict=True)
     """One ``generate(input, context)`` (or plain system) call."""
 
-    judge: float | None = Field(default=60.0, gt=0, allow_inf_nan=False)
+    judge: float | None = Field(default=60.0, gt=0, allow_inf_nan=False, strict=True)
     """One evaluator's judgment of one case. LLM judges are bounded by their
     provider's ``timeout_s`` and ``max_retries`` instead: a call waiting for its
     provider's rate limit is not late."""
@@ -102,7 +117,7 @@ class StageTimeouts(BaseModel):
     @field_validator("retrieve", "assemble", "generate", "judge", mode="before")
     @classmethod
     def _not_bool(cls, value: Any) -> Any:
-        # YAML's `true` would otherwise pass as 1 second. ValueError, not TypeError:
+        # Strict already refuses `true`; this says why. ValueError, not TypeError:
         # pydantic reports only ValueError as a validation error.
         if isinstance(value, bool):
             raise ValueError("expected a number of seconds or null, not a boolean")  # noqa: TRY004
@@ -134,8 +149,8 @@ class ProjectConfig(BaseModel):
     JSON or YAML file relative to the project; run after ``evaluators``."""
 
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
-    """LLM providers by name, for judges (``provider: <name>``); keys come from the
-    environment variables they name, never from this file."""
+    """LLM providers by name (at most 256 characters), for judges (``provider: <name>``);
+    keys come from the environment variables they name, never from this file."""
 
     slices: list[str] = Field(default_factory=list)
     """Slices to report: ``metadata.<field>``, ``relevant_position``, ``context_truncated``."""
@@ -155,7 +170,7 @@ class ProjectConfig(BaseModel):
     timeouts: StageTimeouts = Field(default_factory=StageTimeouts)
     """Per-stage timeouts of user calls, in seconds."""
 
-    confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
+    confidence: float = Field(default=0.95, gt=0.5, lt=1.0, strict=True)
     """Confidence level of every interval in the report."""
 
     batch_size: int | None = Field(strict=True, default=None, ge=1)
@@ -175,10 +190,19 @@ class ProjectConfig(BaseModel):
                 )
         return value
 
+    @field_validator("providers", mode="before")
+    @classmethod
+    def _provider_names(cls, value: Any) -> Any:
+        # Checked here, not on the key's type: an error there would print the whole key.
+        if isinstance(value, dict) and any(isinstance(name, str) and len(name) > MAX_NAME for name in value):
+            raise ValueError(f"a provider name holds at most {MAX_NAME} characters")
+        return value
+
     @field_validator("dataset", "results", mode="before")
     @classmethod
     def _text(cls, value: Any) -> Any:
-        if value is not None and not str(value).strip():
+        value = _as_text(value)
+        if value is not None and not value.strip():
             # An empty value would silently mean the default: say so instead.
             raise ValueError("must not be empty (leave the setting out for the default)")
-        return None if value is None else str(value)
+        return value

@@ -1,10 +1,16 @@
-"""The case model: one line of a JSONL cases file."""
+"""The case model: one line of a JSONL cases file.
+
+A case id is a JSON string of 1 to `MAX_NAME` (256) characters: ``"id": 5`` is
+refused, not read as ``"5"``. Numbers are strict: a grade of ``"1"`` is refused.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from oloproof._limits import MAX_NAME
 
 __all__ = ["Case", "Expected", "GoldPassage", "RelevantUnit"]
 
@@ -20,7 +26,7 @@ class RelevantUnit(BaseModel):
     chunk_id: str | None = None
     """The relevant chunk, counted as its own unit under ``relevance_unit: chunk``."""
 
-    grade: float = Field(default=1.0, ge=0, allow_inf_nan=False)
+    grade: float = Field(default=1.0, ge=0, allow_inf_nan=False, strict=True)
     """Graded relevance (linear gain in nDCG); 0 marks a judged non-relevant unit."""
 
     @field_validator("doc_id", "chunk_id", mode="before")
@@ -69,8 +75,9 @@ class Case(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    id: str = Field(min_length=1)
-    """Unique id within the dataset; runs pair cases by it."""
+    id: str = Field(min_length=1, max_length=MAX_NAME, strict=True)
+    """Unique id within the dataset, a JSON string of at most 256 characters; runs pair
+    cases by it."""
 
     input: Any
     """What the system receives."""
@@ -80,8 +87,3 @@ class Case(BaseModel):
 
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Free-form fields, usable as ``metadata.<field>`` slices."""
-
-    @field_validator("id", mode="before")
-    @classmethod
-    def _id(cls, value: Any) -> Any:
-        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value

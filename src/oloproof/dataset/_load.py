@@ -11,6 +11,8 @@ import fsspec
 from pydantic import ValidationError
 
 from oloproof._exceptions import DatasetError
+from oloproof._json import load_json
+from oloproof._limits import MAX_NAME, dotted
 from oloproof._secrets import redact_url
 from oloproof.dataset._case import Case
 
@@ -54,14 +56,17 @@ def load_cases(url: str, storage_options: dict[str, Any] | None = None, *, recor
         url: A local path or an fsspec URL.
         storage_options: fsspec options for remote URLs.
         recorded: Read rows of recorded data: any JSON object, its ``id`` optional
-            (``line-<n>`` when absent), its ``metadata`` (optional) an object.
+            (``line-<n>`` when absent; when given, a string of at most `MAX_NAME`
+            characters), its ``metadata`` (optional) an object.
 
     Returns:
         The dataset.
 
     Raises:
-        DatasetError: The file cannot be read, a line is not valid JSON or not a
-            valid case, an id repeats, or the file holds no cases.
+        DatasetError: The file cannot be read, a line is not valid JSON (or repeats
+            a key, nests deeper than `oloproof._limits.MAX_DEPTH` or holds text that
+            is not valid Unicode) or not a valid case, an id repeats, or the file
+            holds no cases.
     """
     source = url
     url = redact_url(url)  # what errors and the manifest name: never a presigned URL's signature
@@ -110,12 +115,7 @@ def _read_line(raw: bytes, *, url: str, number: int, recorded: bool) -> Case | N
 
 
 def _object(line: str, *, url: str, number: int) -> dict[str, Any]:
-    try:
-        data = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(
-            f"invalid JSON: {exc.msg} (column {exc.colno})", path=url, line=number
-        ) from None
+    data = load_json(line, error=DatasetError, path=url, line=number)
     if not isinstance(data, dict):
         raise DatasetError(
             f"expected a JSON object, got {type(data).__name__}", path=url, line=number
@@ -126,11 +126,9 @@ def _object(line: str, *, url: str, number: int) -> dict[str, Any]:
 def _parse_row(line: str, *, url: str, number: int) -> Case:
     data = _object(line, url=url, number=number)
     row_id = data.get("id", f"{LINE_ID_PREFIX}{number}")
-    if isinstance(row_id, int) and not isinstance(row_id, bool):
-        row_id = str(row_id)
-    if not isinstance(row_id, str) or not row_id:
-        raise DatasetError(f"an id must be non-empty text or an integer, got {json.dumps(row_id)[:60]}",
-                           path=url, line=number, field="id")  # fmt: skip
+    if not isinstance(row_id, str) or not row_id or len(row_id) > MAX_NAME:
+        raise DatasetError(f"an id must be a non-empty JSON string of at most {MAX_NAME} characters, "
+                           f"got {json.dumps(row_id)[:60]}", path=url, line=number, field="id")  # fmt: skip
     metadata = data.get("metadata", {})
     if not isinstance(metadata, dict):
         raise DatasetError(f"metadata must be a JSON object, got {type(metadata).__name__}",
@@ -144,12 +142,14 @@ def _parse_line(line: str, *, url: str, number: int) -> Case:
         return Case.model_validate(data)
     except ValidationError as exc:
         error = exc.errors()[0]
-        field = ".".join(str(part) for part in error["loc"]) or None
+        field = dotted(tuple(error["loc"]))
         kind = error.get("type", "")
         if kind == "missing":
             message = "required field is missing"
         elif kind == "extra_forbidden":
             message = "unknown field (expected id, input, expected, metadata)"
+        elif kind == "string_type":  # never coerced: `"id": 5` is not the case "5"
+            message = f"expected a JSON string, got {json.dumps(error.get('input'))[:60]}"
         else:
             message = f"{error['msg']} (got {json.dumps(error.get('input'))[:60]})"
         raise DatasetError(message, path=url, line=number, field=field) from None

@@ -44,7 +44,7 @@ CITATION_SCHEMA: dict[str, Any] = {
 class CitationSupportOptions(JudgeOptions):
     """Options of ``citation_support_judge``."""
 
-    threshold: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
+    threshold: float | None = Field(default=None, strict=True, ge=0.0, le=1.0, allow_inf_nan=False)
     """A share of supported citations at or above it passes (``null``: report the mean share)."""
 
     citations_field: str = "citations"

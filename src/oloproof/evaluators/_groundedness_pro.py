@@ -50,7 +50,7 @@ class GroundednessProOptions(EvaluatorOptions):
     api_version: str = "2024-09-15-preview"
     """The groundedness detection API version."""
 
-    timeout_s: float = Field(default=30.0, gt=0, allow_inf_nan=False)
+    timeout_s: float = Field(default=30.0, strict=True, gt=0, allow_inf_nan=False)
     """Seconds one request may take."""
 
     query_field: str | None = "question"

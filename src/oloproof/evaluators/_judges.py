@@ -66,10 +66,10 @@ class JudgeOptions(EvaluatorOptions):
     model: str
     """The judge model (for Azure OpenAI, the deployment)."""
 
-    threshold: float | None = Field(default=3.0, allow_inf_nan=False)
+    threshold: float | None = Field(default=3.0, strict=True, allow_inf_nan=False)
     """A score at or above it passes (1-5 judges; ``null`` reports the mean score)."""
 
-    temperature: float = Field(default=0.0, ge=0.0, le=2.0, allow_inf_nan=False)
+    temperature: float = Field(default=0.0, strict=True, ge=0.0, le=2.0, allow_inf_nan=False)
     """Sampling temperature of the judge model."""
 
     max_tokens: int = Field(strict=True, default=800, ge=16, le=32_000)

@@ -122,11 +122,27 @@ def server_log() -> Path:
     return Path(get_current_settings().home) / "oloproof-temporary-server.log"
 
 
+# Run first in the server's process, then replaced by the server itself (exec): on Linux the
+# kernel sends it SIGTERM when the thread that started it dies, however it dies (SIGKILL,
+# the OOM killer, a CI timeout), so a killed command never leaves its server running.
+_TETHER = """\
+import os, signal, sys
+if sys.platform.startswith("linux"):
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    if os.getppid() != int(sys.argv[1]):  # the parent died before the tether held
+        sys.exit(0)
+os.execv(sys.executable, [sys.executable, *sys.argv[2:]])
+"""
+
+
 def _spawn(port: int) -> subprocess.Popen[bytes]:
     """Prefect's temporary server on ``port``, as Prefect starts it, its output in `server_log`.
 
     Its output is not the command's: inherited, its shutdown noise (a cancelled database
-    session's traceback) would follow the report on the user's terminal.
+    session's traceback) would follow the report on the user's terminal. It is tethered
+    to the calling thread (`_TETHER`): call this from the thread that lives as long as
+    the server is needed (the main thread, for a command).
     """
     import prefect
     from prefect.settings import get_current_settings
@@ -141,7 +157,7 @@ def _spawn(port: int) -> subprocess.Popen[bytes]:
         **get_current_settings().to_environment_variables(exclude_unset=True),
     }
     command = [
-        sys.executable, "-m", "uvicorn", "--app-dir", str(prefect.__module_path__.parent),
+        sys.executable, "-c", _TETHER, str(os.getpid()), "-m", "uvicorn", "--app-dir", str(prefect.__module_path__.parent),
         "--factory", "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(port),
         "--log-level", "error", "--lifespan", "on",
     ]  # fmt: skip
@@ -168,16 +184,16 @@ def _wait_until_healthy(server: Any, timeout_s: float, notify: Callable[[str], N
             elif _healthy(client, f"{server.api_url}/health"):
                 return
             waited = time.monotonic() - started
-            if waited > timeout_s:
-                raise PrefectApiError(
-                    f"Prefect's temporary server did not answer within {timeout_s:g} s: raise "
-                    f"{STARTUP_TIMEOUT_VARIABLE}, or start one (prefect server start) and set PREFECT_API_URL"
-                )
             if not noticed and waited > _NOTICE_AFTER_S:
                 noticed = True
                 notify(
                     "oloproof: starting Prefect's temporary server (a first start creates its database; "
                     f"up to {timeout_s:g} s, {STARTUP_TIMEOUT_VARIABLE}) ..."
+                )
+            if waited > timeout_s:
+                raise PrefectApiError(
+                    f"Prefect's temporary server did not answer within {timeout_s:g} s: raise "
+                    f"{STARTUP_TIMEOUT_VARIABLE}, or start one (prefect server start) and set PREFECT_API_URL"
                 )
             time.sleep(_POLL_S)
 

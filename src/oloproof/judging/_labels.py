@@ -11,13 +11,14 @@ yet) lines are skipped. ``annotator`` and ``note`` are optional. Labels brought
 without a draw leave ``sample`` out: they validate the judge on their cases, and
 where a line carries ``query``, ``context`` or ``answer`` they must be the run's. The texts the
 sample file carries (``query``, ``context``, ``answer``, ``scale``, and the judge's
-``judge_score``/``judge_reason`` when shown) are read past. Every problem names the
-file, the line and the field; nothing is recorded from a file with a problem.
+``judge_score``/``judge_reason`` when shown) are read past. ``sample``, ``case_id``,
+``criterion`` and ``annotator`` are JSON strings of at most 256 characters. Every
+problem names the file, the line and the field; nothing is recorded from a file with
+a problem.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -25,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from oloproof._exceptions import LabelError
-from oloproof._json import content_hash
+from oloproof._json import content_hash, load_json
+from oloproof._limits import MAX_NAME, dotted, shown
 from oloproof.judging._records import HumanLabel, Label, SampleRecord
 from oloproof.judging._sample import sample_frame
 
@@ -70,11 +72,10 @@ def _parse(path: str) -> list[tuple[int, dict[str, Any]]]:
         if not line.strip():
             continue
         try:
-            value = json.loads(line.decode("utf-8"))
+            text = line.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise _error(f"not UTF-8 text ({exc.reason})", path, number) from None
-        except ValueError as exc:
-            raise _error(f"invalid JSON: {exc}", path, number) from None
+        value = load_json(text, error=LabelError, path=path, line=number)
         if not isinstance(value, dict):
             raise _error(f"a labels line must be a JSON object, got {type(value).__name__}", path, number)
         rows.append((number, value))
@@ -92,13 +93,15 @@ def _label(value: Any, scores_only: bool, path: str, line: int) -> Label:
     if isinstance(value, int) and not isinstance(value, bool) and SCALE_LOW <= value <= SCALE_HIGH:
         return value
     expected = f"{SCALE_LOW}-{SCALE_HIGH}" if scores_only else f"'pass', 'fail' or {SCALE_LOW}-{SCALE_HIGH}"
-    raise _error(f"label must be {expected}, got {value!r}", path, line, "label")
+    raise _error(f"label must be {expected}, got {shown(value)}", path, line, "label")
 
 
-def _text_or_none(row: dict[str, Any], name: str, path: str, line: int) -> str | None:
+def _text_or_none(row: dict[str, Any], name: str, path: str, line: int, *, limit: int | None = None) -> str | None:
     value = row.get(name)
     if value is not None and not isinstance(value, str):
         raise _error(f"{name} must be a string or null, got {type(value).__name__}", path, line, name)
+    if value is not None and limit is not None and len(value) > limit:
+        raise _error(f"{name} holds at most {limit} characters, got {len(value):,}", path, line, name)
     return value
 
 
@@ -128,7 +131,7 @@ class _Reader:
 
     def check_sample(self, row: dict[str, Any], line: int) -> None:
         named = row.get("sample")
-        if named is not None and not isinstance(named, str):
+        if named is not None and (not isinstance(named, str) or len(named) > MAX_NAME):
             raise self.fail("sample must be a string (the id oloproof judge sample wrote)", line, "sample")
         if self.sampled is None:
             self.sampled = named is not None
@@ -168,13 +171,16 @@ class _Reader:
     def read(self, row: dict[str, Any], line: int) -> HumanLabel | None:
         unknown = sorted(set(row) - set(LABEL_FIELDS) - set(_SHOWN_FIELDS))
         if unknown:
-            raise self.fail(f"unknown field (a labels line takes {', '.join(LABEL_FIELDS)})", line, unknown[0])
+            raise self.fail(f"unknown field (a labels line takes {', '.join(LABEL_FIELDS)})", line,
+                            dotted((unknown[0],)))  # fmt: skip
         for name in ("case_id", "criterion"):
             if not isinstance(row.get(name), str) or not row[name]:
                 raise self.fail(f"{name} is required (a string)", line, name)
+            if len(row[name]) > MAX_NAME:
+                raise self.fail(f"{name} holds at most {MAX_NAME} characters, got {len(row[name]):,}", line, name)
         self.check_sample(row, line)
         case_id = self.check_case(row, line)
-        annotator = _text_or_none(row, "annotator", self.path, line)
+        annotator = _text_or_none(row, "annotator", self.path, line, limit=MAX_NAME)
         note = _text_or_none(row, "note", self.path, line)
         if row.get("label") is None:
             return None

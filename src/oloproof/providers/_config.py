@@ -41,10 +41,10 @@ class Prices(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
-    input_per_mtok: float = Field(ge=0, allow_inf_nan=False)
+    input_per_mtok: float = Field(ge=0, allow_inf_nan=False, strict=True)
     """USD per million input (prompt) tokens."""
 
-    output_per_mtok: float = Field(ge=0, allow_inf_nan=False)
+    output_per_mtok: float = Field(ge=0, allow_inf_nan=False, strict=True)
     """USD per million output (completion) tokens."""
 
     @field_validator("input_per_mtok", "output_per_mtok", mode="before")
@@ -103,7 +103,7 @@ class ProviderConfig(BaseModel):
     """Tokens per rate window (per minute by default), estimated before sending: prompt
     characters / 4 + ``max_tokens``. No limit when absent."""
 
-    timeout_s: float = Field(default=60.0, gt=0, allow_inf_nan=False)
+    timeout_s: float = Field(default=60.0, gt=0, allow_inf_nan=False, strict=True)
     """Seconds one HTTP request may take before it counts as a timeout."""
 
     max_retries: int = Field(strict=True, default=4, ge=0, le=20)
@@ -112,7 +112,7 @@ class ProviderConfig(BaseModel):
     prices: Prices | None = None
     """Prices per million tokens; each call's ``cost_usd`` is ``None`` without them."""
 
-    rate_window_s: float = Field(default=60.0, gt=0, allow_inf_nan=False)
+    rate_window_s: float = Field(default=60.0, gt=0, allow_inf_nan=False, strict=True)
     """The length of the window ``rpm`` and ``tpm`` count over; for tests and unusual
     providers."""
 

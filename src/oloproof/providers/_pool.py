@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from oloproof._exceptions import ProviderConfigError
+from oloproof.providers._breaker import UNREACHABLE_AFTER, Breaker, ProviderHealth
 from oloproof.providers._calls import JudgeCall, JudgeRequest
 from oloproof.providers._config import ProviderConfig
 from oloproof.providers._limits import ProviderLimits, estimate_tokens
@@ -50,6 +51,8 @@ class ProviderPool:
             ``max_retries``.
         recover_after: Successes in a row that earn back one concurrency slot
             after a 429 halved the limit.
+        unreachable_after: Attempts in a row, retries included, that could not
+            connect to a provider before it is not called again this run.
     """
 
     def __init__(
@@ -59,6 +62,7 @@ class ProviderPool:
         *,
         retry: RetryPolicy | None = None,
         recover_after: int = 10,
+        unreachable_after: int = UNREACHABLE_AFTER,
     ) -> None:
         for name, config in configs.items():
             if not isinstance(config, ProviderConfig):
@@ -72,6 +76,8 @@ class ProviderPool:
         self._recover_after = recover_after
         self._live: dict[str, _Live] = {}
         self._modes = ModeCache()
+        # Per run, not per loop: a provider found gone stays gone for the whole run.
+        self._breakers = {name: Breaker(unreachable_after) for name in self._configs}
 
     def __repr__(self) -> str:
         return f"ProviderPool(providers={sorted(self._configs)!r})"
@@ -118,6 +124,15 @@ class ProviderPool:
                     field=f"providers.{name}.{field}",
                 )
 
+    def health(self, name: str) -> ProviderHealth:
+        """What provider ``name``'s circuit breaker has counted so far this run.
+
+        Raises:
+            ProviderConfigError: No provider has that name.
+        """
+        self.config(name)
+        return self._breakers[name].health()
+
     def preflight(self, names: Iterable[str]) -> None:
         """Check that each endpoint of ``names`` accepts a TCP connection.
 
@@ -143,7 +158,8 @@ class ProviderPool:
 
         Failures of the call itself (HTTP errors after retries, timeouts,
         unusable or truncated replies) come back as ``JudgeCall(error=...)``;
-        only cancellation propagates.
+        only cancellation propagates. A provider whose circuit breaker is open
+        (see `Breaker`) is not called: the call fails at once with its reason.
 
         Raises:
             ProviderConfigError: ``provider`` is unknown or its key is not set
@@ -151,8 +167,11 @@ class ProviderPool:
         """
         started = time.perf_counter()
         config = self.config(provider)
-        live = self._live_provider(provider, config)
+        breaker = self._breakers[provider]
         trace = Trace()
+        if breaker.reason is not None:
+            return self._call(provider, config, request, trace, None, breaker.reason, started)
+        live = self._live_provider(provider, config)
 
         async def send(mode: str, extra: list[dict[str, Any]]) -> Reply:
             chars = (
@@ -161,18 +180,27 @@ class ProviderPool:
                 + sum(len(str(m.get("content", ""))) for m in extra)
             )
             tokens = estimate_tokens(chars, request.max_tokens)
+            sent = 0
 
             async def attempt() -> Reply:
+                nonlocal sent
+                breaker.check()  # before waiting for a slot and the rate buckets
                 async with live.limits.request(tokens) as slot:
+                    breaker.check()  # it may have opened during the wait
+                    breaker.sending()
+                    if sent:  # a retry counts once it is sent, not when the breaker stopped it
+                        trace.count_retry()
+                    sent += 1
                     try:
-                        return await live.adapter.send(request, mode, extra)
+                        reply = await live.adapter.send(request, mode, extra)
                     except Exception as exc:
                         slot.rate_limited = rate_limited(exc)
+                        breaker.attempted(exc)
                         raise
+                    breaker.attempted(None)
+                    return reply
 
-            return await self._retry.run(
-                attempt, max_retries=config.max_retries, on_retry=trace.count_retry
-            )
+            return await self._retry.run(attempt, max_retries=config.max_retries)
 
         try:
             data, error = await ask(
@@ -183,6 +211,19 @@ class ProviderPool:
                 None,
                 f"unexpected {type(exc).__name__}: {' '.join(str(exc).split())[:300]}",
             )
+        return self._call(provider, config, request, trace, data, error, started)
+
+    def _call(
+        self,
+        provider: str,
+        config: ProviderConfig,
+        request: JudgeRequest,
+        trace: Trace,
+        data: dict[str, Any] | None,
+        error: str | None,
+        started: float,
+    ) -> JudgeCall:
+        """The `JudgeCall` of what ``trace`` saw, redacted."""
         cost = (
             config.prices.cost(trace.input_tokens, trace.output_tokens) if config.prices else None
         )

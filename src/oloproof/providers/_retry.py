@@ -27,6 +27,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from oloproof.providers._errors import connect_failure, request_url
+
 if TYPE_CHECKING:
     import anthropic
     import openai
@@ -75,6 +77,9 @@ class Failure:
     """The wait the provider asked for, from ``retry-after-ms`` / ``retry-after``."""
     text: str = ""
     """The error body as text, to recognise a rejected parameter."""
+    connect: str | None = None
+    """How connecting failed (``connection refused``, ``connect timeout``, ``DNS
+    failure``, ``cannot connect``); ``None`` when a connection was made."""
 
     @property
     def rate_limited(self) -> bool:
@@ -188,7 +193,16 @@ def rate_limited(exc: BaseException) -> bool:
 
 def failure_from(exc: BaseException) -> Failure:
     """Describe an OpenAI or Anthropic SDK error as a `Failure`."""
-    timeouts, _, statuses = _sdk_errors()
+    timeouts, connections, statuses = _sdk_errors()
+    connect = connect_failure(exc) if isinstance(exc, connections) else None
+    if connect is not None:
+        # The message begins with the kind: `error_kind` reads it back from the judgment row.
+        where = request_url(exc)
+        message = f"{connect} at {where}" if where else connect
+        if connect == "cannot connect":
+            message += f" ({_cause(exc)})"
+        return Failure("timeout" if connect == "connect timeout" else "connection", _one_line(message),
+                       connect=connect)  # fmt: skip
     if isinstance(exc, timeouts):
         return Failure("timeout", "request timed out")
     if isinstance(exc, statuses):
@@ -213,9 +227,13 @@ def failure_from(exc: BaseException) -> Failure:
             retry_after_s=_retry_after(exc.response.headers),
             text=text,
         )
+    return Failure("connection", _one_line(f"connection error ({_cause(exc)})"))
+
+
+def _cause(exc: BaseException) -> str:
+    """The transport's error behind an SDK error, ``Type: message``."""
     cause = exc.__cause__ or exc.__context__
-    detail = f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)
-    return Failure("connection", _one_line(f"connection error ({detail})"))
+    return f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)
 
 
 def _retry_after(headers: Any) -> float | None:

@@ -137,6 +137,8 @@ class JudgmentBrief(NamedTuple):
     """Completion tokens of the call."""
     cost_usd: float | None
     """The call's cost, where known."""
+    error: str | None = None
+    """The judge's error message (``detail.error``) for an ``error`` outcome; ``None`` otherwise."""
 
     @classmethod
     def of(cls, row: JudgmentRow) -> JudgmentBrief:
@@ -145,10 +147,11 @@ class JudgmentBrief(NamedTuple):
         def shared(text: str | None) -> str | None:
             return None if text is None else sys.intern(text)
 
+        error = row.detail.get("error") if row.outcome == "error" else None
         return cls(
             case_id=row.case_id, criterion=sys.intern(row.criterion), status=sys.intern(row.status),
             outcome=sys.intern(row.outcome), value=row.value, hit=row.hit, keyed=row.judgment_key is not None,
             provider=shared(row.provider), provider_type=shared(row.provider_type), model=shared(row.model),
             retries=row.retries, input_tokens=row.input_tokens, output_tokens=row.output_tokens,
-            cost_usd=row.cost_usd,
+            cost_usd=row.cost_usd, error=shared(error) if isinstance(error, str) else None,
         )  # fmt: skip

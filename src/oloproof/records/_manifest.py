@@ -105,6 +105,14 @@ class JudgeUsage(Record):
     cost_usd: float | None = None
     """Cost of this run's calls from the configured prices; ``None`` without prices."""
 
+    error_kinds: dict[str, int] = Field(default_factory=dict, exclude_if=lambda value: not value)
+    """The errors by kind (``connection refused``, ``provider unreachable``, ``HTTP 429
+    rate_limit_exceeded``, ``invalid reply``...), summing to ``errors``; written only
+    when there are some (manifests of runs without errors, and older ones, have none)."""
+
+    error_samples: dict[str, str] = Field(default_factory=dict, exclude_if=lambda value: not value)
+    """One error message of each kind in ``error_kinds``, as its judgment row keeps it."""
+
 
 class EvaluatorEntry(Record):
     """One criterion the run judged: an evaluator's output (one entry per output)."""

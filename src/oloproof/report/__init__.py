@@ -3,6 +3,7 @@
 from oloproof.report._cases import render_run_cases
 from oloproof.report._catalogue import catalogue_results
 from oloproof.report._facts import best_relevant_position, case_facts, slice_value
+from oloproof.report._judge_errors import judge_error_lines, provider_errors
 from oloproof.report._render import (
     basis_text,
     cache_lines,
@@ -24,8 +25,10 @@ __all__ = [
     "catalogue_results",
     "estimate_text",
     "interval_text",
+    "judge_error_lines",
     "judges_line",
     "missing_text",
+    "provider_errors",
     "render_run",
     "render_run_cases",
     "render_slices",

@@ -1,10 +1,11 @@
-"""Plain-text rendering of run reports: the metrics table and the cache lines."""
+"""Plain-text rendering of run reports: the metrics table, the cache and judge lines."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from oloproof import stats
+from oloproof.report._judge_errors import judge_error_lines
 
 __all__ = [
     "basis_text",
@@ -170,6 +171,7 @@ def render_run(report: dict[str, Any]) -> list[str]:
     else:
         lines += cache_lines(report["cache"])
     lines += judges_line(report.get("judges") or [])
+    lines += judge_error_lines(report.get("judges") or [])
     if report.get("judge_estimates"):
         from oloproof.judging import render_judge_estimates
 

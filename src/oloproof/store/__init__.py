@@ -39,6 +39,7 @@ from oloproof.store._layout import (
     sample_manifest,
     validation_record,
 )
+from oloproof.store._lease import run_lease
 from oloproof.store._location import StoreLocation
 from oloproof.store._objects import ObjectStore
 from oloproof.store._queries import Queries, connect
@@ -96,6 +97,7 @@ __all__ = [  # noqa: RUF022 - plain sorted() order, which the tests check
     "read_run_records",
     "remove_incomplete_run",
     "run_dir",
+    "run_lease",
     "run_manifest",
     "run_table",
     "sample_labels",

@@ -3,11 +3,20 @@
 The views themselves are built in :mod:`oloproof.store._views`; this module
 opens connections with them and runs statements, one connection each, so that
 every statement sees the store as it is when it runs.
+
+A statement runs in a thread of its own while the caller waits for it, so that a
+timeout, Ctrl-C or SIGTERM reaches the caller at once and stops the statement
+inside DuckDB (``interrupt()``), however long DuckDB would have run it.
 """
 
 from __future__ import annotations
 
-import os
+import math
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +28,15 @@ from oloproof.store._location import StoreLocation
 from oloproof.store._objects import ObjectStore
 from oloproof.store._views import build_connection, views_named_in
 
-__all__ = ["Queries", "connect"]
+__all__ = ["STOP_GRACE_S", "Queries", "connect"]
+
+STOP_GRACE_S = 1.5
+"""How long an interrupted statement is waited for: DuckDB stops within a chunk of rows."""
+
+_POLL_S = 0.1
+"""How often a waiting caller looks for a signal to handle."""
+
+_Result = tuple[list[str], list[tuple[Any, ...]]]
 
 
 @dataclass(frozen=True)
@@ -47,38 +64,141 @@ class Queries:
         return build_connection(self.objects)
 
     def query(
-        self, sql: str, params: list[Any] | dict[str, Any] | None = None
-    ) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """Run one SQL statement over the store's views.
+        self,
+        sql: str,
+        params: list[Any] | dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> _Result:
+        """Run one SELECT over the store's views, confined to the store.
+
+        A ``KeyboardInterrupt`` (Ctrl-C, or a SIGTERM handler raising one) while the
+        statement runs stops it in DuckDB before it reaches the caller.
 
         Args:
             sql: The statement; values go in ``?`` or ``$name`` placeholders.
             params: The bound values, a list for ``?`` or a dict for ``$name``.
+            timeout: Seconds the statement may run before it is stopped (None: no bound).
 
         Returns:
             The column names and the rows.
 
         Raises:
-            StoreError: The SQL is invalid or fails (DuckDB's message, one line).
+            StoreError: The SQL is invalid, is not one SELECT, fails (DuckDB's message,
+                one line), or ran past ``timeout``.
         """
         if params is not None and not isinstance(params, list | tuple | dict):
             raise StoreError(
                 f"query parameters must be a list or dict, not {type(params).__name__}"
             )
+        if timeout is not None and not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
+            raise StoreError(f"the query timeout must be a positive number of seconds, got {timeout!r}")
         _check_read_only(sql)
-        # Only the views the statement names are built: each costs a read of its files.
-        con = build_connection(self.objects, views_named_in(sql))
+        views = views_named_in(sql)
+        statement = _Statement(lambda spill: build_connection(
+            self.objects, views, confined=True, temp_directory=spill), sql, params)
+        return statement.run(timeout)
+
+
+class _Statement:
+    """One statement on a connection of its own, run in a thread so that it can be stopped.
+
+    The thread opens the connection (listing the store and binding the views), runs the
+    statement and closes the connection; the caller's thread only waits. A call into
+    DuckDB from the caller's thread would swallow a signal's exception into DuckDB's own
+    "Query interrupted"; a wait lets the handler run and raise as it means to.
+    """
+
+    def __init__(
+        self, open_connection: Callable[[str], duckdb.DuckDBPyConnection], sql: str, params: Any
+    ) -> None:
+        self._open = open_connection
+        self._sql = sql
+        self._params = params
+        self._lock = threading.Lock()  # the connection: opened, interrupted and closed one at a time
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._stopping = False
+        self._done = threading.Event()
+        self._outcome: dict[str, Any] = {}
+
+    def run(self, timeout: float | None) -> _Result:
+        """Run the statement; stop it at ``timeout`` or when the wait is interrupted."""
+        # DuckDB may read the folder it spills to: a private one, gone with the statement.
+        spill = tempfile.mkdtemp(prefix="oloproof-query-")
+        threading.Thread(target=self._work, args=(spill,), name="oloproof-query", daemon=True).start()
         try:
-            confine(con, self.objects.location)
-            cursor = con.execute(sql) if params is None else con.execute(sql, params)
-            if cursor.description is None:
-                return [], []
-            names = [column[0] for column in cursor.description]
-            return names, cursor.fetchall()
-        except duckdb.Error as error:
+            finished = self._wait(timeout)
+        except BaseException:  # Ctrl-C, or SIGTERM as main() raises it
+            self._stop(spill)
+            raise
+        if not finished:
+            self._stop(spill)
+            if "result" not in self._outcome:  # it may have finished while being stopped
+                raise StoreError(f"the query ran past its timeout of {timeout:g} s and was stopped")
+        error = self._outcome.get("error")
+        if isinstance(error, duckdb.Error):
             raise StoreError(one_line(error)) from error
+        if error is not None:
+            raise error
+        result: _Result = self._outcome["result"]
+        return result
+
+    def _work(self, spill: str) -> None:
+        try:
+            con = self._open(spill)
+            with self._lock:
+                self._con = con
+                if self._stopping:
+                    return
+            cursor = con.execute(self._sql) if self._params is None else con.execute(self._sql, self._params)
+            if cursor.description is None:
+                self._outcome["result"] = ([], [])
+            else:
+                self._outcome["result"] = ([column[0] for column in cursor.description], cursor.fetchall())
+        except BaseException as error:  # noqa: BLE001 - raised again in the caller's thread
+            self._outcome["error"] = error
         finally:
-            con.close()
+            with self._lock:
+                if self._con is not None:
+                    self._con.close()
+                    self._con = None
+            shutil.rmtree(spill, ignore_errors=True)
+            self._done.set()
+
+    def _wait(self, timeout: float | None) -> bool:
+        """Wait for the statement until ``timeout``, in short slices.
+
+        The caller's thread runs a signal's handler only between waits, and the system
+        may hand the signal to one of DuckDB's threads instead.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = _POLL_S if deadline is None else min(_POLL_S, deadline - time.monotonic())
+            if self._done.wait(max(left, 0.0)):
+                return True
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+
+    def _stop(self, spill: str) -> None:
+        """Interrupt the statement and wait a moment for it to stop.
+
+        The interrupt is repeated: one that comes before DuckDB starts the statement is
+        lost. A thread still listing the store is told not to start the statement; one
+        that outlives the grace is left to finish and close its connection by itself.
+        """
+        deadline = time.monotonic() + STOP_GRACE_S
+        with self._lock:
+            self._stopping = True
+        while not self._done.is_set() and time.monotonic() < deadline:
+            with self._lock:
+                if self._con is not None:
+                    try:
+                        self._con.interrupt()
+                    except duckdb.Error:
+                        pass
+            self._done.wait(0.05)
+        if not self._done.is_set():
+            shutil.rmtree(spill, ignore_errors=True)
 
 
 def _check_read_only(sql: str) -> None:
@@ -92,19 +212,6 @@ def _check_read_only(sql: str) -> None:
     kind = statements[0].type
     if kind != duckdb.StatementType.SELECT:
         raise StoreError(f"oloproof query only reads: a {kind.name} statement is refused (SELECT over the views)")
-
-
-def confine(con: duckdb.DuckDBPyConnection, where: StoreLocation) -> None:
-    """Confine a connection to the store: no file outside it, no extension, no setting changed.
-
-    The views read the store's own files, so those stay allowed; reading any other
-    file, attaching a database, installing an extension or loosening this again is
-    refused by DuckDB itself.
-    """
-    root = where.root if where.is_local else where.fs.unstrip_protocol(where.root)
-    con.execute("SET allowed_directories = ?", [[root.rstrip("/\\") + ("/" if not where.is_local else os.sep)]])
-    con.execute("SET enable_external_access = false")
-    con.execute("SET lock_configuration = true")
 
 
 def connect(

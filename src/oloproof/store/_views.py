@@ -11,10 +11,15 @@ invisible.
 own (``kind = 'run'``), not a diagnosis's child runs. The table views hold the
 rows of every complete run, so that a query of a table never reads a manifest:
 joined with ``runs``, they keep the user's runs only.
+
+A local store is listed without following a link out of it, and its manifests
+are read only from inside it (see :mod:`oloproof.store._inside`); a confined
+connection lets DuckDB read the store's own files and nothing else.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -26,10 +31,11 @@ from oloproof.records import stored_run_kind
 from oloproof.store import _layout, _schema
 from oloproof.store._duckdb import new_connection, sql_string
 from oloproof.store._errors import one_line
+from oloproof.store._inside import list_entries, read_inside
 from oloproof.store._location import StoreLocation
 from oloproof.store._objects import ObjectStore, parse_json
 
-__all__ = ["VIEW_NAMES", "build_connection", "views_named_in"]
+__all__ = ["VIEW_NAMES", "build_connection", "confine", "views_named_in"]
 
 _ManifestColumn = tuple[str, Callable[[dict[str, Any]], object]]
 """A column of a manifest view: its name, and how its value is read from a manifest."""
@@ -136,7 +142,11 @@ def views_named_in(sql: str) -> frozenset[str]:
 
 
 def build_connection(
-    objects: ObjectStore, views: Collection[str] = VIEW_NAMES
+    objects: ObjectStore,
+    views: Collection[str] = VIEW_NAMES,
+    *,
+    confined: bool = False,
+    temp_directory: str | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """Open an in-memory DuckDB connection with views over a store.
 
@@ -144,6 +154,9 @@ def build_connection(
         objects: The store's objects.
         views: The views to build (default: all). Each costs a look at its files:
             a manifest view reads every manifest, a table view every file's footer.
+        confined: Confine the connection to the store (see :func:`confine`) before
+            any view reads a file.
+        temp_directory: Where DuckDB may spill; see :func:`new_connection`.
 
     Returns:
         The connection, with those of the views ``runs``, ``all_runs``,
@@ -164,10 +177,12 @@ def build_connection(
             + [c for c, _, schema in _TABLE_FILES if schema.name in wanted]
         )
     }
-    con = new_connection()
+    con = new_connection(temp_directory)
     try:
         if not where.is_local:
             con.register_filesystem(where.fs)
+        if confined:
+            confine(con, where)
         complete: dict[str, set[str]] = {}
         for container, manifest, id_column, view, columns in _MANIFESTS:
             if container not in listings:
@@ -179,7 +194,7 @@ def build_connection(
             if view not in wanted:
                 continue
             paths = [_layout.entry_file(container, name, manifest) for name in ids]
-            contents = objects.read_many(paths)
+            contents = read_inside(where, paths) if where.is_local else objects.read_many(paths)
             rows = []
             for name, path in zip(ids, paths, strict=True):
                 if path not in contents:  # removed since it was listed
@@ -212,8 +227,24 @@ def build_connection(
     return con
 
 
+def confine(con: duckdb.DuckDBPyConnection, where: StoreLocation) -> None:
+    """Confine a connection to the store: no file outside it, no extension, no setting changed.
+
+    The views read the store's own files, so those stay allowed; reading any other
+    file, attaching a database, installing an extension or loosening this again is
+    refused by DuckDB itself, which resolves links before it checks a path. DuckDB
+    also allows its temporary folder: a confined connection is given a private one.
+    """
+    root = where.root if where.is_local else where.fs.unstrip_protocol(where.root)
+    con.execute("SET allowed_directories = ?", [[root.rstrip("/\\") + ("/" if not where.is_local else os.sep)]])
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
 def _children(objects: ObjectStore, container: str) -> dict[str, set[str]]:
     """The files directly inside each ``<container>/<id>/`` directory."""
+    if objects.location.is_local:
+        return list_entries(objects.location, container)
     out: dict[str, set[str]] = {}
     for relpath in objects.list_paths(container):
         entry = _layout.split_entry_file(relpath)

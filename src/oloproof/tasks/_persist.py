@@ -13,7 +13,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from oloproof.records import CaseRow, ContextEntry, MetricRow, RetrievalRow
-from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, run_manifest, run_table
+from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, run_lease, run_manifest, run_table
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._results import CaseResult
 from oloproof.tasks._retry import retry_io_only
@@ -79,12 +79,14 @@ def write_run(env: RunEnvironment, manifest: dict[str, Any], parts: list[BatchPa
               metrics: list[dict[str, Any]]) -> str:  # fmt: skip
     """Write the run's tables from its batch parts (given in batch order), then its manifest."""
     run_id = manifest["run_id"]
-    for schema in CHUNKED_TABLES:
-        chunks = (part.chunks[schema.name] for part in parts)
-        env.store.write_table_chunks(run_table(run_id, schema.name), chunks, schema)
-    rows = (row.as_mapping() for row in metric_rows(run_id, metrics))
-    env.store.write_table(run_table(run_id, METRICS.name), rows, METRICS)
-    env.store.write_json(run_manifest(run_id), manifest)
+    # Held while the folder is written: `runs --incomplete --remove` never takes it from a live writer.
+    with run_lease(env.store, run_id):
+        for schema in CHUNKED_TABLES:
+            chunks = (part.chunks[schema.name] for part in parts)
+            env.store.write_table_chunks(run_table(run_id, schema.name), chunks, schema)
+        rows = (row.as_mapping() for row in metric_rows(run_id, metrics))
+        env.store.write_table(run_table(run_id, METRICS.name), rows, METRICS)
+        env.store.write_json(run_manifest(run_id), manifest)
     return run_id
 
 

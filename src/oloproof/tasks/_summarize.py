@@ -7,6 +7,7 @@ from typing import Any
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from oloproof.providers import error_kind
 from oloproof.records import JudgmentBrief
 from oloproof.report._facts import slice_value
 from oloproof.report._summary import summarize_metrics
@@ -42,13 +43,17 @@ def judge_usage(judgments: list[JudgmentBrief]) -> list[dict[str, Any]]:
         entry = usage.setdefault((row.provider, row.model), {
             "provider": row.provider, "provider_type": row.provider_type, "model": row.model,
             "calls": 0, "cached": 0, "retries": 0, "errors": 0,
-            "input_tokens": 0, "output_tokens": 0, "cost_usd": None,
+            "input_tokens": 0, "output_tokens": 0, "cost_usd": None, "error_kinds": {}, "error_samples": {},
         })  # fmt: skip
         if row.hit:
             entry["cached"] += 1
             continue
         entry["calls"] += 1
-        entry["errors"] += row.outcome == "error"
+        if row.outcome == "error":
+            entry["errors"] += 1
+            kind = error_kind(row.error)
+            entry["error_kinds"][kind] = entry["error_kinds"].get(kind, 0) + 1
+            entry["error_samples"].setdefault(kind, row.error or kind)
         entry["retries"] += row.retries or 0
         entry["input_tokens"] += row.input_tokens or 0
         entry["output_tokens"] += row.output_tokens or 0
