@@ -98,3 +98,38 @@ def test_a_signal_stops_a_running_statement(url, signum, code, line):
             process.wait()
     assert (process.returncode, out) == (code, ""), err[-2000:]
     assert err.splitlines() == [line]
+
+
+_STALLING = """
+import sys, time
+import oloproof.store._queries as queries
+from oloproof._cli.main import entry
+
+queries.STOP_GRACE_S = 0.2
+build = queries.build_connection
+
+def stalling(*args, **kwargs):
+    con = build(*args, **kwargs)
+    def stall(x: int) -> int:  # Python inside DuckDB: an interrupt cannot stop it
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            time.sleep(0.001)
+        return x
+    con.create_function("stall", stall)
+    return con
+
+queries.build_connection = stalling
+sys.argv = ["oloproof", "query", "SELECT stall(1)", "--timeout", "0.3", "--results", sys.argv[1]]
+entry()
+"""
+
+
+def test_a_statement_that_outlives_its_grace_does_not_abort_the_process(url, tmp_path):
+    # Left running, the statement's thread would meet the interpreter's finalization
+    # inside DuckDB: "terminate called ... exception not rethrown", SIGABRT.
+    script = tmp_path / "stalling.py"
+    script.write_text(_STALLING)
+    done = subprocess.run([sys.executable, str(script), url], check=False, capture_output=True, text=True,
+                          timeout=LIMIT_S)  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr[-2000:]
+    assert done.stderr.splitlines() == ["oloproof: error: the query ran past its timeout of 0.3 s and was stopped"]

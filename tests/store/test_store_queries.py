@@ -114,3 +114,12 @@ def test_a_query_lists_only_the_folders_its_views_read(queries, monkeypatch):
     listed.clear()
     queries.query("SELECT count(*) FROM decisions JOIN diagnoses ON true")
     assert sorted(listed) == ["comparisons", "diagnoses"]
+
+
+def test_a_statement_s_thread_is_gone_when_its_answer_is_back(queries):
+    # A thread still inside DuckDB when the interpreter finalizes aborts the process
+    # ("terminate called ... exception not rethrown"), after the output was printed.
+    queries.objects.write_json(run_manifest("r1"), {"status": "complete"})
+    for _ in range(60):
+        queries.query("SELECT run_id FROM runs")
+        assert not oloproof.store.statements_running()

@@ -11,10 +11,12 @@ Exit codes: 0 success (and ``Gate: PASS``), 2 bad input or usage, 3 ``Gate: BLOC
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from oloproof._cli._signals import Terminated, interruption
 from oloproof._exceptions import OloproofError
@@ -232,5 +234,22 @@ def _kept(command: str) -> str:
     return "" if command in _WRITES_NOTHING else "; records already written are kept"
 
 
+def entry() -> NoReturn:
+    """The ``oloproof`` console script: :func:`main`, then the process ends.
+
+    A statement stopped at ``--timeout`` or by a signal may still be inside DuckDB after
+    its grace; the interpreter's finalization would abort on it (SIGABRT), so the
+    process then ends at once, its output flushed, with the code ``main`` chose.
+    """
+    code = main()
+    from oloproof.store import statements_running
+
+    if statements_running():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()

@@ -42,7 +42,7 @@ from oloproof.store._layout import (
 from oloproof.store._lease import run_lease
 from oloproof.store._location import StoreLocation
 from oloproof.store._objects import ObjectStore
-from oloproof.store._queries import Queries, connect
+from oloproof.store._queries import Queries, connect, statements_running
 from oloproof.store._records import RecordCache
 from oloproof.store._runs import IncompleteRun, incomplete_runs, read_run_records, remove_incomplete_run
 from oloproof.store._schema import (
@@ -102,5 +102,6 @@ __all__ = [  # noqa: RUF022 - plain sorted() order, which the tests check
     "run_table",
     "sample_labels",
     "sample_manifest",
+    "statements_running",
     "validation_record",
 ]

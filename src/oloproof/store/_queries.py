@@ -28,7 +28,7 @@ from oloproof.store._location import StoreLocation
 from oloproof.store._objects import ObjectStore
 from oloproof.store._views import build_connection, views_named_in
 
-__all__ = ["STOP_GRACE_S", "Queries", "connect"]
+__all__ = ["STOP_GRACE_S", "Queries", "connect", "statements_running"]
 
 STOP_GRACE_S = 1.5
 """How long an interrupted statement is waited for: DuckDB stops within a chunk of rows."""
@@ -37,6 +37,17 @@ _POLL_S = 0.1
 """How often a waiting caller looks for a signal to handle."""
 
 _Result = tuple[list[str], list[tuple[Any, ...]]]
+
+_STATEMENT_THREAD = "oloproof-query"
+
+
+def statements_running() -> bool:
+    """Whether a stopped statement's thread outlived its grace and is still inside DuckDB.
+
+    Such a thread must not meet the interpreter's finalization: it would be unwound by
+    force inside DuckDB and the process would abort, so the command ends without it.
+    """
+    return any(thread.name == _STATEMENT_THREAD and thread.is_alive() for thread in threading.enumerate())
 
 
 @dataclass(frozen=True)
@@ -120,19 +131,25 @@ class _Statement:
         self._stopping = False
         self._done = threading.Event()
         self._outcome: dict[str, Any] = {}
+        self._spill = ""
+        self._thread = threading.Thread(target=self._work, name=_STATEMENT_THREAD, daemon=True)
 
     def run(self, timeout: float | None) -> _Result:
         """Run the statement; stop it at ``timeout`` or when the wait is interrupted."""
         # DuckDB may read the folder it spills to: a private one, gone with the statement.
-        spill = tempfile.mkdtemp(prefix="oloproof-query-")
-        threading.Thread(target=self._work, args=(spill,), name="oloproof-query", daemon=True).start()
+        self._spill = tempfile.mkdtemp(prefix="oloproof-query-")
+        self._thread.start()
         try:
             finished = self._wait(timeout)
         except BaseException:  # Ctrl-C, or SIGTERM as main() raises it
-            self._stop(spill)
+            self._stop()
             raise
-        if not finished:
-            self._stop(spill)
+        if finished:
+            # The thread must be gone before the interpreter is: one still inside DuckDB
+            # when Python finalizes is unwound by force and the process aborts.
+            self._thread.join()
+        else:
+            self._stop()
             if "result" not in self._outcome:  # it may have finished while being stopped
                 raise StoreError(f"the query ran past its timeout of {timeout:g} s and was stopped")
         error = self._outcome.get("error")
@@ -143,18 +160,9 @@ class _Statement:
         result: _Result = self._outcome["result"]
         return result
 
-    def _work(self, spill: str) -> None:
+    def _work(self) -> None:
         try:
-            con = self._open(spill)
-            with self._lock:
-                self._con = con
-                if self._stopping:
-                    return
-            cursor = con.execute(self._sql) if self._params is None else con.execute(self._sql, self._params)
-            if cursor.description is None:
-                self._outcome["result"] = ([], [])
-            else:
-                self._outcome["result"] = ([column[0] for column in cursor.description], cursor.fetchall())
+            self._execute()
         except BaseException as error:  # noqa: BLE001 - raised again in the caller's thread
             self._outcome["error"] = error
         finally:
@@ -162,8 +170,21 @@ class _Statement:
                 if self._con is not None:
                     self._con.close()
                     self._con = None
-            shutil.rmtree(spill, ignore_errors=True)
+            shutil.rmtree(self._spill, ignore_errors=True)
             self._done.set()
+
+    def _execute(self) -> None:
+        """Open the connection and run the statement; every DuckDB object dies with this frame."""
+        con = self._open(self._spill)
+        with self._lock:
+            self._con = con
+            if self._stopping:
+                return
+        cursor = con.execute(self._sql) if self._params is None else con.execute(self._sql, self._params)
+        if cursor.description is None:
+            self._outcome["result"] = ([], [])
+        else:
+            self._outcome["result"] = ([column[0] for column in cursor.description], cursor.fetchall())
 
     def _wait(self, timeout: float | None) -> bool:
         """Wait for the statement until ``timeout``, in short slices.
@@ -179,7 +200,7 @@ class _Statement:
             if deadline is not None and time.monotonic() >= deadline:
                 return False
 
-    def _stop(self, spill: str) -> None:
+    def _stop(self) -> None:
         """Interrupt the statement and wait a moment for it to stop.
 
         The interrupt is repeated: one that comes before DuckDB starts the statement is
@@ -197,8 +218,10 @@ class _Statement:
                     except duckdb.Error:
                         pass
             self._done.wait(0.05)
-        if not self._done.is_set():
-            shutil.rmtree(spill, ignore_errors=True)
+        if self._done.is_set():
+            self._thread.join()
+        else:
+            shutil.rmtree(self._spill, ignore_errors=True)
 
 
 def _check_read_only(sql: str) -> None:
