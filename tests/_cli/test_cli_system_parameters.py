@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 from projects import copy_project
+from readme_blocks import read_blocks
 
 pytestmark = pytest.mark.slow
 
 PROJECT = Path(__file__).with_name("params_rag")
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _cache_lines(out: str) -> tuple[str, str]:
@@ -39,6 +41,7 @@ def test_each_declared_parameter_invalidates_exactly_its_stage(run_cli, tmp_path
         {"mode": "keyword", "chunk_size": 400}, {"temperature": 0.0, "prompt_version": "p1"}
     )
 
+    shown = []
     # A retriever parameter is retrieval identity: every case retrieves again; the
     # mode ranks alike, so the same contexts come back and no generation is redone.
     code, out, err = run_cli("run", str(project), "--set", "system.rag.retriever.mode=hybrid")
@@ -47,6 +50,7 @@ def test_each_declared_parameter_invalidates_exactly_its_stage(run_cli, tmp_path
         "Cache: execution 0 hit/13 miss; judgment 26 hit/0 miss",
         "Stages: retrieve 0 hit/13 miss; generate 13 hit/0 miss",
     )
+    shown += ["$ oloproof run tests/_cli/params_rag --set system.rag.retriever.mode=hybrid", _cache_lines(out)[1]]
 
     # A generator parameter is generation identity only: every retrieval is reused.
     code, out, err = run_cli("run", str(project), "--set", "system.rag.generator.temperature=0.7")
@@ -55,6 +59,10 @@ def test_each_declared_parameter_invalidates_exactly_its_stage(run_cli, tmp_path
         "Cache: execution 0 hit/13 miss; judgment 26 hit/0 miss",
         "Stages: retrieve 13 hit/0 miss; generate 0 hit/13 miss",
     )
+    shown += ["$ oloproof run tests/_cli/params_rag --set system.rag.generator.temperature=0.7", _cache_lines(out)[1]]
+    # The README shows these very lines.
+    (block,) = [b for b in read_blocks(README) if b.marker == "output of tests/_cli/test_cli_system_parameters.py"]
+    assert block.text.splitlines() == shown
     assert [system["generator"]["temperature"] for system in _run_systems(project)] == [0.0, 0.0, 0.7]
 
     # Nothing changed since the first run: the execution cache serves every case.
