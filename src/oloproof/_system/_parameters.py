@@ -52,8 +52,9 @@ def resolve_parameters(
         return None
     values = values or {}
     known = list(model.model_fields)
+    accepted = {*known, *(field.alias for field in model.model_fields.values() if field.alias)}
     for name in values:
-        if name not in known:
+        if name not in accepted:
             raise project.error(f"unknown parameter of {model.__name__} (known: {', '.join(known)})",
                                 (*location, name))  # fmt: skip
     try:
