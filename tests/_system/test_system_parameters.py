@@ -151,3 +151,12 @@ def test_a_file_without_blocks_dumps_as_before(tmp_path):
     assert "retriever" not in loaded.config.model_dump(mode="json")["system"]["rag"]
     assert "generator" not in loaded.config.model_dump(mode="json")["system"]
     assert resolve_system(loaded).config.retriever is None
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan"])
+def test_a_parameter_that_is_not_a_finite_number_is_refused(tmp_path, value):
+    # JSON holds no inf or nan: dumped, they would read as null and share its identity.
+    project = _project(tmp_path, f"params_finite_{value.strip('-')}{len(value)}", RAG)
+    error = _error(project, **{"system.rag.generator.temperature": value})
+    assert (error.path, error.field) == ("--set", "system.rag.generator.temperature")
+    assert "not a finite number" in error.message

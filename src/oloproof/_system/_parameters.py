@@ -10,6 +10,7 @@ identity of that stage alone.
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -68,7 +69,23 @@ def resolve_parameters(
     except PydanticSerializationError as exc:
         first_line = (str(exc).strip().splitlines() or [""])[0]
         raise project.error(f"{model.__name__} does not serialize to JSON: {first_line}", location) from None
+    # JSON writes inf and nan as null: such a value would share an identity with null.
+    for path, value in _floats(parameters.model_dump(mode="python")):
+        if not math.isfinite(value):
+            raise project.error(f"{value!r} is not a finite number (identities hold only JSON numbers)",
+                                (*location, *path))  # fmt: skip
     return parameters
+
+
+def _floats(value: Any, path: Location = ()) -> list[tuple[Location, float]]:
+    """Every float inside ``value`` with its key path."""
+    if isinstance(value, float):
+        return [(path, value)]
+    if isinstance(value, dict):
+        return [found for key, item in value.items() for found in _floats(item, (*path, str(key)))]
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [found for index, item in enumerate(value) for found in _floats(item, (*path, index))]
+    return []
 
 
 def check_takes_parameters(project: Project, method: Any, call: str, location: Location) -> None:
