@@ -1,4 +1,8 @@
-"""The compare flow: pair two recorded runs case by case and apply a release policy."""
+"""The compare flow: pair two recorded runs case by case and apply a release policy.
+
+The comparison reads both runs as stored (``RunRecords.as_json``); its record is
+the JSON it stores, and the flow's result.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from prefect import flow
 from oloproof._locate import locate_store
 from oloproof.comparison import Policy, check_comparable, load_policy
 from oloproof.flows._events import delivering_events
-from oloproof.records import RunRecords
+from oloproof.records import RunRecords, StoredObject
 from oloproof.store import ResultsStore, read_run_records
 from oloproof.tasks._compare import (
     comparison_id_of,
@@ -65,11 +69,11 @@ class PreparedComparison:
     def compare(
         self, candidate: str, baseline: str, policy: str | None = None, results: str | None = None,
         project: str | None = None, allow_partial: bool = False,
-    ) -> dict[str, Any]:
+    ) -> StoredObject:
         """Compare the prepared runs; the parameters are the request, as Prefect records it."""
         return compare_prepared(self)
 
-    def __call__(self) -> dict[str, Any]:
+    def __call__(self) -> StoredObject:
         """Run the bound flow; returns once its events are delivered."""
         # Prefect's typing of a flow on a method counts `self` among its parameters.
         parameters: dict[str, Any] = dict(self.parameters)
@@ -92,7 +96,7 @@ def prepare_comparison(
     return PreparedComparison(store, mine, theirs, rules, scope, parameters)
 
 
-def compare_prepared(prepared: PreparedComparison) -> dict[str, Any]:
+def compare_prepared(prepared: PreparedComparison) -> StoredObject:
     """The body of both compare flows: compute and record the comparison (or recall it)."""
     # The comparison reads both runs as their stored JSON.
     store, rules = prepared.store, prepared.rules
@@ -116,7 +120,7 @@ def compare(
     results: str | None = None,
     project: str | None = None,
     allow_partial: bool = False,
-) -> dict[str, Any]:
+) -> StoredObject:
     """Compare ``candidate`` against ``baseline`` (paired by case id) under an optional policy.
 
     The entry point of deployments: the runs' records are loaded as tasks.

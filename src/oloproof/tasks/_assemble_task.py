@@ -74,7 +74,7 @@ def _record(env: RunEnvironment, case_id: str, candidates: list[Candidate], coun
     return AssemblyRecord(context=context, dropped=dropped)
 
 
-def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]]:
+def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]]:  # the task's inputs, as Prefect hands them
     items = assembly_items(inputs["env"], inputs["batch"], inputs["retrievals"])
     return [(item.case_id, item.key) for item in items]
 
