@@ -39,8 +39,10 @@ from oloproof.report import render_run
 from oloproof.tasks import (
     Batch,
     BatchPart,
+    CachedExecution,
     RunEnvironment,
     RunRequest,
+    RunSummary,
     assemble_contexts,
     encode_batch,
     generate_outputs,
@@ -55,8 +57,6 @@ from oloproof.tasks import (
     summarize_run,
     write_run,
 )
-from oloproof.tasks._execution import CachedExecution
-from oloproof.tasks._summarize import RunSummary
 
 __all__ = ["PreparedRun", "RunResult", "evaluate", "run_name", "run_stages", "run_tags"]
 
