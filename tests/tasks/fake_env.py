@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+from oloproof._system._settings import SystemConfig
 from oloproof.dataset import Case
 from oloproof.store import ResultsStore
 
@@ -16,7 +17,7 @@ def fake_env(store: ResultsStore, cases: dict[str, Case], *, kind: str = "rag", 
              count_tokens: Any = None, **request: Any) -> SimpleNamespace:
     """An environment of a RAG system (``kind``) over ``cases``; ``request`` sets the run's variant."""
     system = {**SYSTEM, "kind": kind, "token_budget": token_budget}
-    config = SimpleNamespace(kind=kind, object=system["object"], top_k=system["top_k"], token_budget=token_budget)
+    config = SystemConfig.model_validate(system)
     variant = {"context_source": "assembled", "replay_from": None, "bypass_generation_cache": False,
                "reranker": None, **request}  # fmt: skip
     progress: list[tuple[str, int]] = []

@@ -41,7 +41,7 @@ def _retrievals():
 def test_only_retrieved_cases_are_assembled_under_their_retrievals_identity(store):
     env = fake_env(store, CASES)
     items = assembly_items(env, BATCH, _retrievals())
-    assert [(item.case_id, item.key) for item in items] == [("c1", assembly_key(env.system_dict, "r1"))]
+    assert [(item.case_id, item.key) for item in items] == [("c1", assembly_key(env.system.config, "r1"))]
     assert items[0].inline  # without a token budget nothing is counted
     assert items[0].args[1] == CANDIDATES[:2]  # only the first top_k are offered
 

@@ -62,7 +62,7 @@ def test_a_case_is_merged_from_its_stage_records(store):
 def test_the_execution_record_is_stored_as_it_always_was_and_found_next_time(store):
     env = fake_env(store, CASES)
     record_executions.fn(env, Batch(0, ("c1",)), {}, *_stages())
-    key = execution_key(env.system_dict, CASES["c1"].input)
+    key = execution_key(env.system.config, CASES["c1"].input)
     stored = (store.location.full_path(cache_path("execute", key)))
     with open(stored, "rb") as handle:
         data = handle.read()
