@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from oloproof._exceptions import RunStoppedError
+from oloproof.providers import TimeBudget
 
 __all__ = ["CallResult", "CallTimeoutError", "StageExecutor"]
 
@@ -240,8 +241,12 @@ class StageExecutor:
         async with self._semaphore if limited else contextlib.nullcontext():
             started = time.perf_counter()
             blocking = not inspect.iscoroutinefunction(fn)
+            # A budget, not a plain deadline: a provider's pool suspends it while
+            # the call waits for the provider's slots and rate buckets.
+            budget = TimeBudget(timeout).limit() if timeout is not None else contextlib.nullcontext()
             try:
-                value, error = await asyncio.wait_for(self._guarded(fn, args, blocking), timeout)
+                async with budget:
+                    value, error = await self._guarded(fn, args, blocking)
             except TimeoutError:
                 if blocking:
                     self._workers.abandon()
