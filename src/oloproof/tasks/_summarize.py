@@ -31,10 +31,12 @@ def cache_counts(parts: list[BatchPart], judgments: list[JudgmentBrief]) -> dict
 
 
 def judge_usage(judgments: list[JudgmentBrief]) -> list[dict[str, Any]]:
-    """Calls, cache hits, tokens, retries, errors and cost per provider and model.
+    """Judgments, requests, cache hits, tokens, retries, errors and cost per provider and model.
 
-    A hit row carries the accounting of the earlier call that made it: it counts
-    as cached, and none of its tokens or cost are this run's.
+    ``judgments`` (and ``calls``, its name in earlier versions) counts the judgments
+    this run made, errors included; ``requests`` the requests it sent for them
+    (retries and re-asks included). A hit row carries the accounting of the earlier
+    call that made it: it counts as cached, and none of its tokens or cost are this run's.
     """
     usage: dict[tuple[str, str], dict[str, Any]] = {}
     for row in judgments:
@@ -42,13 +44,15 @@ def judge_usage(judgments: list[JudgmentBrief]) -> list[dict[str, Any]]:
             continue
         entry = usage.setdefault((row.provider, row.model), {
             "provider": row.provider, "provider_type": row.provider_type, "model": row.model,
-            "calls": 0, "cached": 0, "retries": 0, "errors": 0,
+            "calls": 0, "judgments": 0, "requests": 0, "cached": 0, "retries": 0, "errors": 0,
             "input_tokens": 0, "output_tokens": 0, "cost_usd": None, "error_kinds": {}, "error_samples": {},
         })  # fmt: skip
         if row.hit:
             entry["cached"] += 1
             continue
         entry["calls"] += 1
+        entry["judgments"] += 1
+        entry["requests"] += _requests(row)
         if row.outcome == "error":
             entry["errors"] += 1
             kind = error_kind(row.error)
@@ -60,6 +64,14 @@ def judge_usage(judgments: list[JudgmentBrief]) -> list[dict[str, Any]]:
         if row.cost_usd is not None:
             entry["cost_usd"] = (entry["cost_usd"] or 0.0) + row.cost_usd
     return [usage[key] for key in sorted(usage)]
+
+
+def _requests(row: JudgmentBrief) -> int:
+    """The requests of a judgment this run made; one that did not count them sent
+    one and its retries, and one cut off before its call said anything, none known."""
+    if row.requests is not None:
+        return row.requests
+    return 1 + row.retries if row.retries is not None else 0
 
 
 @task(cache_policy=NO_CACHE, name="summarize", task_run_name="summarize {env.run_id}")
