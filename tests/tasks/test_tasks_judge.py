@@ -121,8 +121,10 @@ def test_a_judgment_past_the_stage_timeout_is_an_error_counted_under_its_provide
     assert usage["error_kinds"] == {"timeout after 0.05s": 3}
 
 
-def test_equal_judgments_in_two_batches_at_once_make_one_call(tmp_path, server):
-    # Batch A's call is held at the server until batch B has claimed the same keys.
+@pytest.mark.parametrize("runs", [1, 2], ids=["batches_of_one_run", "batches_of_two_runs"])
+def test_equal_judgments_in_two_batches_at_once_make_one_call(tmp_path, server, runs):
+    # Batch A's call is held at the server until batch B has claimed the same keys;
+    # with two runs, each batch is another run's (its own loop), sharing the flights.
     claimed = threading.Event()
     release = threading.Event()
     arrived = threading.Event()
@@ -146,11 +148,12 @@ def test_equal_judgments_in_two_batches_at_once_make_one_call(tmp_path, server):
 
     flights = Watched()
     # The same questions twice: q000/q003 and so on judge equal inputs.
-    env = environment(judged_project(tmp_path / "p", server.url_for("/v1"), QUESTIONS * 2), flights=flights)
+    folder = judged_project(tmp_path / "p", server.url_for("/v1"), QUESTIONS * 2)
+    envs = [environment(folder, f"run_0{n}JUDGE", flights=flights) for n in range(runs)]
     judged: dict[str, dict] = {}
 
     def batch(name, ids):
-        judged[name] = _judge(env, ids)
+        judged[name] = _judge(envs[-1] if name == "b" else envs[0], ids)
 
     first = threading.Thread(target=batch, args=("a", ["q000", "q001", "q002"]))
     second = threading.Thread(target=batch, args=("b", ["q003", "q004", "q005"]))
@@ -164,13 +167,15 @@ def test_equal_judgments_in_two_batches_at_once_make_one_call(tmp_path, server):
         second.join(30)
     finally:
         release.set()
-        env.close()
+        for env in envs:
+            env.close()
     assert len(script.seen) == 3
     led, shared = relevance_rows(judged["a"]), relevance_rows(judged["b"])
     assert {(row.hit, row.requests) for row in led} == {(False, 1)}
     assert {(row.hit, row.requests) for row in shared} == {(True, None)}
     assert len(flights) == 0  # nothing outlives the batches
-    [usage] = judge_usage([JudgmentBrief.of(row) for row in settle_judgments(led + shared, env.run_id)])
+    briefs = [JudgmentBrief.of(row) for row in settle_judgments(led + shared, envs[0].run_id)]
+    [usage] = judge_usage(briefs)
     assert (usage["judgments"], usage["requests"], usage["cached"]) == (3, len(script.seen), 3)
 
 
