@@ -210,7 +210,7 @@ class ProviderPool:
                     try:
                         reply = await (budget.charged(sending) if budget is not None else sending)
                     except BudgetSpent:
-                        raise  # cut off by the judgment's time limit: no reply, no verdict on the provider
+                        raise  # cut off by the judgment's own time limit: not the provider's failure, so the breaker is not told
                     except Exception as exc:
                         slot.rate_limited = rate_limited(exc)
                         breaker.attempted(exc)

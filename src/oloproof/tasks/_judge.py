@@ -99,9 +99,10 @@ def _plan(
 
 
 def _flies(evaluator: Evaluator, item: WorkItem) -> bool:
-    # Single-flight is for calls made on the run's loop (async judges): a blocking
-    # judge waiting for another's call would hold a worker thread.
-    return not item.inline and evaluator.is_async and not _judges_many(evaluator)
+    # Single-flight is for the async LLM judges: their calls take no slot of the
+    # system's max_concurrency, so a follower waiting never holds the slot its
+    # leader needs; and a blocking judge waiting would hold a worker thread.
+    return not item.inline and not item.limited and evaluator.is_async
 
 
 def _judges_many(evaluator: Evaluator) -> bool:
