@@ -6,6 +6,7 @@ from oloproof.tasks._batch import Batch, group_batches, plan_batches
 from oloproof.tasks._cached import Outcome
 from oloproof.tasks._environment import ProgressHook, RunEnvironment, RunRequest, prepare_environment
 from oloproof.tasks._execution import lookup_executions, record_executions
+from oloproof.tasks._flights import JudgmentFlights
 from oloproof.tasks._generate import generate_outputs
 from oloproof.tasks._identity import (
     SCHEMA_VERSION,
@@ -30,6 +31,7 @@ __all__ = [
     "BatchIdentity",
     "BatchPart",
     "CaseResult",
+    "JudgmentFlights",
     "Outcome",
     "ProgressHook",
     "RunEnvironment",

@@ -9,7 +9,9 @@ A run must never hang on user code, so:
 
 - every call has its stage's timeout; an async call past it is cancelled, a
   blocking one is abandoned (its thread keeps running until the call returns,
-  and a fresh worker takes its place, so the run's capacity is unchanged);
+  and a fresh worker takes its place, so the run's capacity is unchanged); the
+  timeout is a `TimeBudget`, which a provider's pool does not charge for the
+  waits for its slots and rate buckets;
 - anything user code raises, ``BaseException`` included, is the call's error;
 - `StageExecutor.close` cancels every pending call, so whoever waits on one
   wakes up, and the process can exit even while an abandoned call still runs.
