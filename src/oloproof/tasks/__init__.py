@@ -6,6 +6,7 @@ from oloproof.tasks._batch import Batch, group_batches, plan_batches
 from oloproof.tasks._cached import Outcome
 from oloproof.tasks._environment import ProgressHook, RunEnvironment, RunRequest, prepare_environment
 from oloproof.tasks._execution import CachedExecution, lookup_executions, record_executions
+from oloproof.tasks._flights import JudgmentFlights
 from oloproof.tasks._generate import generate_outputs
 from oloproof.tasks._identity import (
     SCHEMA_VERSION,
@@ -31,6 +32,7 @@ __all__ = [
     "BatchPart",
     "CachedExecution",
     "CaseResult",
+    "JudgmentFlights",
     "Outcome",
     "ProgressHook",
     "RunEnvironment",

@@ -29,6 +29,7 @@ from oloproof.providers import ProviderPool
 from oloproof.records import RecordedRetrieval, RunKind
 from oloproof.store import ResultsStore
 from oloproof.tasks._executor import StageExecutor
+from oloproof.tasks._flights import JudgmentFlights
 from oloproof.tasks._inputs import build_project_evaluators, check_inputs
 from oloproof.tasks._replay import load_recorded_retrievals
 
@@ -108,6 +109,9 @@ class RunEnvironment:
     """The re-ranker applied to replayed candidates."""
     on_progress: ProgressHook | None = None
     """Told of completed user calls (the CLI's progress bar)."""
+    flights: JudgmentFlights = field(default_factory=JudgmentFlights)
+    """The judgments in flight that equal ones wait for instead of calling: the run's
+    own, or one shared by the runs given the same."""
 
     @property
     def run_id(self) -> str:
@@ -149,8 +153,14 @@ class RunEnvironment:
         return _prepared_in_worker, (self.request,)
 
 
-def prepare_environment(request: RunRequest, *, on_progress: ProgressHook | None = None) -> RunEnvironment:
-    """Validate everything a run needs; raises before anything is written."""
+def prepare_environment(
+    request: RunRequest, *, on_progress: ProgressHook | None = None, flights: JudgmentFlights | None = None
+) -> RunEnvironment:
+    """Validate everything a run needs; raises before anything is written.
+
+    ``flights``: shared by runs of one process whose equal judgments in flight at
+    once should be made once; each run has its own when it is not given.
+    """
     project = load_project(request.project, request.settings, results=request.results)
     system = resolve_system(project)
     evaluators, locate = build_project_evaluators(project, system)
@@ -186,6 +196,7 @@ def prepare_environment(request: RunRequest, *, on_progress: ProgressHook | None
         recorded=recorded,
         reranker=reranker,
         on_progress=on_progress,
+        flights=flights if flights is not None else JudgmentFlights(),
     )
 
 

@@ -53,6 +53,8 @@ class _Usage:
 
     provider_type: str | None
     calls: int = 0
+    judgments: int = 0
+    requests: int = 0
     cached: int = 0
     retries: int = 0
     errors: int = 0
@@ -64,10 +66,12 @@ class _Usage:
 
 
 def judge_usage(judgments: list[JudgmentBrief]) -> list[JudgeUsage]:
-    """Calls, cache hits, tokens, retries, errors and cost per provider and model.
+    """Judgments, requests, cache hits, tokens, retries, errors and cost per provider and model.
 
-    A hit row carries the accounting of the earlier call that made it: it counts
-    as cached, and none of its tokens or cost are this run's.
+    ``judgments`` (and ``calls``, its name in earlier versions) counts the judgments
+    this run made, errors included; ``requests`` the requests it sent for them
+    (retries and re-asks included). A hit row carries the accounting of the earlier
+    call that made it: it counts as cached, and none of its tokens or cost are this run's.
     """
     usage: dict[tuple[str, str], _Usage] = {}
     for row in judgments:
@@ -78,6 +82,8 @@ def judge_usage(judgments: list[JudgmentBrief]) -> list[JudgeUsage]:
             entry.cached += 1
             continue
         entry.calls += 1
+        entry.judgments += 1
+        entry.requests += _requests(row)
         if row.outcome == "error":
             entry.errors += 1
             kind = error_kind(row.error)
@@ -90,11 +96,20 @@ def judge_usage(judgments: list[JudgmentBrief]) -> list[JudgeUsage]:
             entry.cost_usd = (entry.cost_usd or 0.0) + row.cost_usd
     return [
         JudgeUsage(provider=provider, model=model, provider_type=entry.provider_type, calls=entry.calls,
+                   judgments=entry.judgments, requests=entry.requests,
                    cached=entry.cached, retries=entry.retries, errors=entry.errors,
                    input_tokens=entry.input_tokens, output_tokens=entry.output_tokens, cost_usd=entry.cost_usd,
                    error_kinds=entry.error_kinds, error_samples=entry.error_samples)
         for (provider, model), entry in sorted(usage.items())
     ]  # fmt: skip
+
+
+def _requests(row: JudgmentBrief) -> int:
+    """The requests of a judgment this run made; one that did not count them sent
+    one and its retries, and one cut off before its call said anything, none known."""
+    if row.requests is not None:
+        return row.requests
+    return 1 + row.retries if row.retries is not None else 0
 
 
 @task(cache_policy=NO_CACHE, name="summarize", task_run_name="summarize {env.run_id}")
