@@ -65,7 +65,7 @@ def test_a_second_run_hits_the_cache_and_sends_nothing(project):
     assert len(script.seen) == 3
     assert {(row.hit, row.requests) for row in rows} == {(True, None)}
     [usage] = judge_usage([JudgmentBrief.of(row) for row in rows])
-    assert (usage["judgments"], usage["requests"], usage["cached"]) == (0, 0, 3)
+    assert (usage.judgments, usage.requests, usage.cached) == (0, 0, 3)
 
 
 def test_a_cached_record_keeps_the_bytes_of_earlier_versions(project):
@@ -93,7 +93,7 @@ def test_a_re_ask_is_one_judgment_of_two_requests(tmp_path, server):
         env.close()
     assert (row.outcome, row.requests, row.retries) == ("completed", 2, 0)
     [usage] = judge_usage([JudgmentBrief.of(row)])
-    assert (usage["judgments"], usage["requests"], usage["calls"]) == (1, len(script.seen), 1)
+    assert (usage.judgments, usage.requests, usage.calls) == (1, len(script.seen), 1)
 
 
 def test_a_judgment_past_the_stage_timeout_is_an_error_counted_under_its_provider(project):
@@ -117,8 +117,8 @@ def test_a_judgment_past_the_stage_timeout_is_an_error_counted_under_its_provide
     }
     assert {row.detail["error"] for row in rows} == {"timeout after 0.05s"}
     [usage] = judge_usage([JudgmentBrief.of(row) for row in rows])
-    assert (usage["judgments"], usage["errors"], usage["requests"]) == (3, 3, 0)
-    assert usage["error_kinds"] == {"timeout after 0.05s": 3}
+    assert (usage.judgments, usage.errors, usage.requests) == (3, 3, 0)
+    assert usage.error_kinds == {"timeout after 0.05s": 3}
 
 
 @pytest.mark.parametrize("runs", [1, 2], ids=["batches_of_one_run", "batches_of_two_runs"])
@@ -176,7 +176,7 @@ def test_equal_judgments_in_two_batches_at_once_make_one_call(tmp_path, server, 
     assert len(flights) == 0  # nothing outlives the batches
     briefs = [JudgmentBrief.of(row) for row in settle_judgments(led + shared, envs[0].run_id)]
     [usage] = judge_usage(briefs)
-    assert (usage["judgments"], usage["requests"], usage["cached"]) == (3, len(script.seen), 3)
+    assert (usage.judgments, usage.requests, usage.cached) == (3, len(script.seen), 3)
 
 
 def test_a_verdict_record_leaves_the_requests_to_the_first_row_of_its_key():
@@ -184,7 +184,7 @@ def test_a_verdict_record_leaves_the_requests_to_the_first_row_of_its_key():
     tally = _Tally()
     verdict = Verdict(score=4.0, reason="ok", call={"provider": "local", "retries": 1, "requests": 3})
     record = _verdict_record(evaluator, tally, "k1", verdict)  # type: ignore[arg-type]
-    assert record["call"] == {"provider": "local", "retries": 1}
+    assert record.call == {"provider": "local", "retries": 1}
     assert verdict.call == {"provider": "local", "retries": 1, "requests": 3}  # the verdict itself is untouched
     _verdict_record(evaluator, tally, "k1", verdict)  # type: ignore[arg-type]  # an equal case of the batch
     assert (tally.take("k1"), tally.take("k1"), tally.take("k2")) == (3, 0, None)
@@ -195,7 +195,7 @@ def test_a_verdict_record_leaves_the_requests_to_the_first_row_of_its_key():
     failed = Verdict.error("timeout after 2s", call={"provider": "local", "requests": 2})
     with pytest.raises(CaseFailure) as raised:
         _verdict_record(evaluator, tally, "k4", failed)  # type: ignore[arg-type]
-    assert raised.value.record is not None and "requests" not in raised.value.record["call"]
+    assert raised.value.record is not None and "requests" not in raised.value.record.call
     assert tally.take("k4") == 2
 
 
