@@ -45,9 +45,9 @@ def test_judgments_queued_past_their_time_limit_all_complete_and_are_counted(tmp
     assert len(rows) == JUDGMENTS
     assert {row.outcome for row in rows} == {"completed"}, {row.detail.get("error") for row in rows}
     [usage] = judge_usage([JudgmentBrief.of(row) for row in rows])
-    assert (usage["judgments"], usage["errors"], usage["retries"]) == (JUDGMENTS, 0, 0)
-    assert usage["requests"] == len(script.seen) == JUDGMENTS
-    assert judges_line([usage]) == [
+    assert (usage.judgments, usage.errors, usage.retries) == (JUDGMENTS, 0, 0)
+    assert usage.requests == len(script.seen) == JUDGMENTS
+    assert judges_line([usage.model_dump(mode="json")]) == [
         f"Judges: {JUDGMENTS} judgments · {JUDGMENTS} requests · 0 cached · 3,000 tokens · 0 retries · 0 errors"
     ]
 
@@ -75,6 +75,6 @@ def test_a_reply_slower_than_the_time_limit_is_an_error_in_the_accounting(tmp_pa
     assert late.case_id == "q000" and late.detail["error"] == "timeout after 5s"
     assert (late.provider, late.model, late.requests, late.retries) == ("local", "judge-model", 1, 0)
     [usage] = judge_usage([JudgmentBrief.of(row) for row in rows])
-    assert (usage["judgments"], usage["errors"], usage["error_kinds"]) == (3, 1, {"timeout after 5s": 1})
-    assert usage["requests"] == len(script.seen) == 3
-    assert judges_line([usage])[0].endswith("· 3 requests · 0 cached · 30 tokens · 0 retries · 1 error")
+    assert (usage.judgments, usage.errors, usage.error_kinds) == (3, 1, {"timeout after 5s": 1})
+    assert usage.requests == len(script.seen) == 3
+    assert judges_line([usage.model_dump(mode="json")])[0].endswith("· 3 requests · 0 cached · 30 tokens · 0 retries · 1 error")
