@@ -11,8 +11,8 @@ from oloproof import Passage
 from oloproof._system._resolve import SystemHandle
 from oloproof._system._settings import SystemConfig
 from oloproof.dataset import Case
-from oloproof.tasks._batch import Batch
 from oloproof.records import AssemblyRecord
+from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import CaseFailure, Outcome
 from oloproof.tasks._generate import generation_items
 from oloproof.tasks._identity import generation_key
