@@ -25,6 +25,7 @@ from oloproof.evaluators._base import (
     CaseView,
     Evaluator,
     EvaluatorOptions,
+    JudgeCall,
     JudgeContext,
     OptionError,
     Verdict,
@@ -124,7 +125,7 @@ class GroundednessPro(Evaluator):
             body["qna"] = {"query": fields["query"]}
         url = f"{(self.options.endpoint or '').rstrip('/')}{API_PATH}"
         started = time.perf_counter()
-        call: dict[str, Any] = {
+        call: JudgeCall = {
             "provider": "content_safety", "provider_type": "content_safety", "model": self.options.api_version,
         }  # fmt: skip
         try:
