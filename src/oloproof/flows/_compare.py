@@ -9,6 +9,7 @@ from prefect import flow
 from oloproof._locate import locate_store
 from oloproof.comparison import Policy, check_comparable, load_policy
 from oloproof.flows._events import delivering_events
+from oloproof.records import ComparisonRecord, ComparisonScope, StoredRun
 from oloproof.store import ResultsStore, read_run_records
 from oloproof.tasks._compare import (
     comparison_id_of,
@@ -34,8 +35,8 @@ class PreparedComparison:
         parameters: The comparison's parameters, as Prefect records them.
     """
 
-    def __init__(self, store: ResultsStore, candidate: dict[str, Any], baseline: dict[str, Any],
-                 rules: Policy | None, scope: Any, parameters: dict[str, Any]) -> None:
+    def __init__(self, store: ResultsStore, candidate: StoredRun, baseline: StoredRun,
+                 rules: Policy | None, scope: ComparisonScope, parameters: dict[str, Any]) -> None:
         self.store, self.candidate, self.baseline = store, candidate, baseline
         self.rules, self.scope, self.parameters = rules, scope, parameters
 
@@ -43,11 +44,11 @@ class PreparedComparison:
     def compare(
         self, candidate: str, baseline: str, policy: str | None = None, results: str | None = None,
         project: str | None = None, allow_partial: bool = False,
-    ) -> dict[str, Any]:
+    ) -> ComparisonRecord:
         """Compare the prepared runs; the parameters are the request, as Prefect records it."""
         return compare_prepared(self)
 
-    def __call__(self) -> dict[str, Any]:
+    def __call__(self) -> ComparisonRecord:
         """Run the bound flow; returns once its events are delivered."""
         return delivering_events(lambda: self.compare(**self.parameters))
 
@@ -66,7 +67,7 @@ def prepare_comparison(
     return PreparedComparison(store, mine, theirs, rules, scope, parameters)
 
 
-def compare_prepared(prepared: PreparedComparison) -> dict[str, Any]:
+def compare_prepared(prepared: PreparedComparison) -> ComparisonRecord:
     """The body of both compare flows: compute and record the comparison (or recall it)."""
     store, mine, theirs, rules = prepared.store, prepared.candidate, prepared.baseline, prepared.rules
     judges = validated_judges(store, rules)
@@ -88,7 +89,7 @@ def compare(
     results: str | None = None,
     project: str | None = None,
     allow_partial: bool = False,
-) -> dict[str, Any]:
+) -> ComparisonRecord:
     """Compare ``candidate`` against ``baseline`` (paired by case id) under an optional policy.
 
     The entry point of deployments: the runs' records are loaded as tasks.
@@ -97,7 +98,7 @@ def compare(
         The comparison record (also written to the store), with ``gate`` PASS/BLOCK
         when a policy is given.
     """
-    def load(store: ResultsStore, run_id: str) -> dict[str, Any]:
+    def load(store: ResultsStore, run_id: str) -> StoredRun:
         return load_run_records.submit(store, run_id).result()
 
     prepared = prepare_comparison(candidate, baseline, policy=policy, results=results, project=project,

@@ -20,6 +20,7 @@ from oloproof._system._settings import setting_paths
 from oloproof.diagnosis import passed_cases, select_failures
 from oloproof.flows._events import delivering_events
 from oloproof.flows._run import PreparedRun
+from oloproof.records import StoredManifest, StoredRun
 from oloproof.store import ResultsStore, run_table
 from oloproof.tasks import RunRequest, prepare_environment
 from oloproof.tasks._diagnose import (
@@ -106,7 +107,7 @@ def diagnosis_request(
     )
 
 
-def parent_settings(manifest: dict[str, Any]) -> dict[str, Any]:
+def parent_settings(manifest: StoredManifest) -> dict[str, Any]:
     """The settings that reproduce the parent run's system and dataset."""
     system = manifest["system"]
     # Nulls too: a setting the parent run had switched off must stay off.
@@ -115,7 +116,7 @@ def parent_settings(manifest: dict[str, Any]) -> dict[str, Any]:
     return settings
 
 
-def check_request(parent: dict[str, Any], intervention: str, top_k: int | None, reranker: str | None) -> None:
+def check_request(parent: StoredRun, intervention: str, top_k: int | None, reranker: str | None) -> None:
     """Refuse an impossible request before anything runs or is written."""
     system = parent["manifest"]["system"]
     if system["kind"] == "recorded":
@@ -145,7 +146,7 @@ class PreparedDiagnosis:
         parent: The parent run's manifest, cases and judgments.
     """
 
-    def __init__(self, request: DiagnosisRequest, store: ResultsStore, parent: dict[str, Any]) -> None:
+    def __init__(self, request: DiagnosisRequest, store: ResultsStore, parent: StoredRun) -> None:
         self.request = request
         self.store = store
         self.parent = parent

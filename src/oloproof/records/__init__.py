@@ -12,7 +12,26 @@ table::
 
 from oloproof.records._base import Json, JsonObject, Record
 from oloproof.records._cases import CaseRow, ContextEntry, DroppedEntry
+from oloproof.records._comparisons import (
+    ComparisonRecord,
+    ComparisonScope,
+    DecisionEntry,
+    MetricLine,
+    PairedValues,
+    Pairing,
+    ProbeLine,
+    RulePlan,
+)
 from oloproof.records._decisions import DecisionRow
+from oloproof.records._diagnoses import (
+    ChildRuns,
+    DiagnosedCase,
+    DiagnosisRecord,
+    DiagnosisSettings,
+    Implicated,
+    ImplicatedEntry,
+    LabelledFailures,
+)
 from oloproof.records._diagnosis import DiagnosisLabelRow
 from oloproof.records._judgments import JudgmentBrief, JudgmentRow
 from oloproof.records._manifest import (
@@ -27,28 +46,73 @@ from oloproof.records._manifest import (
     stored_run_kind,
 )
 from oloproof.records._metrics import MetricRow
+from oloproof.records._reports import (
+    CaseFacts,
+    EstimateLine,
+    JudgeEstimate,
+    LabellingRow,
+    MetricSummary,
+    RunReport,
+    ShownTexts,
+)
 from oloproof.records._retrievals import RetrievalRow
+from oloproof.records._stored import (
+    StoredCase,
+    StoredEvaluator,
+    StoredJudgment,
+    StoredManifest,
+    StoredRetrieval,
+    StoredRun,
+)
 
 __all__ = [
     "CacheCount",
+    "CaseFacts",
     "CaseRow",
+    "ChildRuns",
+    "ComparisonRecord",
+    "ComparisonScope",
     "ContextEntry",
+    "DecisionEntry",
     "DecisionRow",
+    "DiagnosedCase",
     "DiagnosisLabelRow",
+    "DiagnosisRecord",
+    "DiagnosisSettings",
     "DroppedEntry",
+    "EstimateLine",
     "EvaluatorEntry",
+    "Implicated",
+    "ImplicatedEntry",
     "Json",
     "JsonObject",
+    "JudgeEstimate",
     "JudgeUsage",
     "JudgmentBrief",
     "JudgmentRow",
+    "LabelledFailures",
+    "LabellingRow",
+    "MetricLine",
     "MetricRow",
+    "MetricSummary",
+    "PairedValues",
+    "Pairing",
+    "ProbeLine",
     "Record",
     "RetrievalRow",
+    "RulePlan",
     "RunCache",
     "RunKind",
     "RunManifest",
     "RunParent",
+    "RunReport",
     "RunVariant",
+    "ShownTexts",
+    "StoredCase",
+    "StoredEvaluator",
+    "StoredJudgment",
+    "StoredManifest",
+    "StoredRetrieval",
+    "StoredRun",
     "stored_run_kind",
 ]

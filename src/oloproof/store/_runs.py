@@ -12,9 +12,10 @@ import os
 import shutil
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from oloproof._exceptions import NotFoundError, StoreError
+from oloproof.records import StoredCase, StoredJudgment, StoredRun
 from oloproof.store._inside import is_own_folder, list_entries
 from oloproof.store._layout import RUN_MANIFEST, RUNS_DIR, run_manifest, run_table, split_entry_file
 from oloproof.store._lease import LEASE_FILE, lease_is_fresh, local_claim
@@ -23,7 +24,7 @@ from oloproof.store._store import ResultsStore
 __all__ = ["IncompleteRun", "incomplete_runs", "read_run_records", "remove_incomplete_run"]
 
 
-def read_run_records(store: ResultsStore, run_id: str) -> dict[str, Any]:
+def read_run_records(store: ResultsStore, run_id: str) -> StoredRun:
     """A complete run's manifest, cases and judgments.
 
     Raises:
@@ -31,10 +32,11 @@ def read_run_records(store: ResultsStore, run_id: str) -> dict[str, Any]:
     """
     if not store.exists(run_manifest(run_id)):
         raise NotFoundError(f"no complete run {run_id!r} in the store", path=store.url)
+    # The tables' rows as read: their columns are the row models' fields.
     return {
         "manifest": store.read_json(run_manifest(run_id)),
-        "cases": store.read_table(run_table(run_id, "cases")),
-        "judgments": store.read_table(run_table(run_id, "judgments")),
+        "cases": cast("list[StoredCase]", store.read_table(run_table(run_id, "cases"))),
+        "judgments": cast("list[StoredJudgment]", store.read_table(run_table(run_id, "judgments"))),
     }
 
 
