@@ -48,6 +48,8 @@ from oloproof.records._manifest import (
 from oloproof.records._metrics import MetricRow
 from oloproof.records._reports import (
     CaseFacts,
+    CatalogueEntry,
+    CatalogueResult,
     EstimateLine,
     JudgeEstimate,
     LabellingRow,
@@ -69,6 +71,8 @@ __all__ = [
     "CacheCount",
     "CaseFacts",
     "CaseRow",
+    "CatalogueEntry",
+    "CatalogueResult",
     "ChildRuns",
     "ComparisonRecord",
     "ComparisonScope",

@@ -12,6 +12,8 @@ from oloproof.records._stored import StoredManifest
 
 __all__ = [
     "CaseFacts",
+    "CatalogueEntry",
+    "CatalogueResult",
     "EstimateLine",
     "JudgeEstimate",
     "LabellingRow",
@@ -190,3 +192,41 @@ class LabellingRow(ShownTexts, total=False):
     note: str | None
     judge_score: float | None
     judge_reason: str | None
+
+
+class CatalogueResult(TypedDict):
+    """One judgment in the evaluator catalogue's result shape.
+
+    Attributes:
+        type: ``azure_ai_evaluator`` for the catalogue's evaluators, else ``oloproof``.
+        name: The criterion.
+        metric: The evaluator's metric.
+        score: The raw score.
+        label: ``pass`` or ``fail``.
+        reason: The evaluator's reason, or why the row is not scored.
+        threshold: The threshold of the verdict.
+        passed: Whether the case passed.
+        status: ``observed``, ``excluded`` or ``missing``.
+    """
+
+    type: str
+    name: str
+    metric: str | None
+    score: float | None
+    label: str | None
+    reason: str | None
+    threshold: float | None
+    passed: bool | None
+    status: str
+
+
+class CatalogueEntry(TypedDict):
+    """One row's results in the catalogue's shape.
+
+    Attributes:
+        id: The case.
+        results: Its judgments.
+    """
+
+    id: str
+    results: list[CatalogueResult]

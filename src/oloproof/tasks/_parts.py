@@ -11,12 +11,11 @@ chunks; the run's tables are written from the chunks at the end.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from oloproof.records import JudgmentBrief, JudgmentRow
+from oloproof.records import CaseFacts, JudgmentBrief, JudgmentRow
 from oloproof.report._facts import case_facts
 from oloproof.store import CASES, JUDGMENTS, RETRIEVALS, encode_chunk
 from oloproof.tasks._batch import Batch
@@ -33,7 +32,7 @@ class BatchPart:
 
     index: int
     """The batch's position in the run."""
-    facts: dict[str, dict[str, Any]]
+    facts: dict[str, CaseFacts]
     """Per case id: ``best_relevant_position``, ``relevant_position``, ``context_truncated``."""
     judgments: list[JudgmentBrief]
     """What the summary reads of the batch's judgment rows (settled as this run's)."""

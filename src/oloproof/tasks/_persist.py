@@ -6,13 +6,13 @@ while writing never looks complete to a reader.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from oloproof.records import CaseRow, ContextEntry, MetricRow, RetrievalRow
+from oloproof.records import CaseFacts, CaseRow, ContextEntry, MetricRow, RetrievalRow
 from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, run_lease, run_manifest, run_table
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._results import CaseResult
@@ -31,7 +31,7 @@ CHUNKED_TABLES = (CASES, RETRIEVALS, JUDGMENTS)
 _CONTEXT_KEYS = tuple(ContextEntry.__annotations__)
 
 
-def case_rows(run_id: str, results: list[CaseResult], facts: dict[str, dict[str, Any]],
+def case_rows(run_id: str, results: list[CaseResult], facts: Mapping[str, CaseFacts],
               cases: dict[str, Any]) -> Iterator[CaseRow]:
     """One ``cases`` row per case, one at a time (a large run never holds the table)."""
     for result in results:
