@@ -39,7 +39,7 @@ def request_path(request: str) -> str:
 
 
 @task(cache_policy=NO_CACHE, name="find-diagnosis", retries=2, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
-def find_diagnosis(store: ResultsStore, request: str) -> dict[str, Any] | None:
+def find_diagnosis(store: ResultsStore, request: str) -> dict[str, Any] | None:  # the stored JSON
     """The diagnosis already recorded for this exact request, if any (its JSON, as stored)."""
     if not store.exists(request_path(request)):
         return None
@@ -97,7 +97,7 @@ def _grade(value: object) -> float:
     return float(value) if isinstance(value, int | float) else 0.0
 
 
-def diagnosis_id_of(record: dict[str, Any]) -> str:
+def diagnosis_id_of(record: dict[str, Any]) -> str:  # the record's JSON: the id hashes it
     """``sha256:`` of the diagnosis's canonical content (never its child run ids).
 
     Args:
@@ -117,7 +117,7 @@ def label_rows(record: DiagnosisRecord) -> list[DiagnosisLabelRow]:
 
 
 @task(cache_policy=NO_CACHE, name="write-diagnosis", retries=3, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
-def write_diagnosis(store: ResultsStore, record: dict[str, Any], request: str) -> str:
+def write_diagnosis(store: ResultsStore, record: dict[str, Any], request: str) -> str:  # stored as it is
     """Write the labels, the diagnosis (``record``, its JSON as built), then the request index;
     returns the id."""
     hexid = record["diagnosis_id"].removeprefix("sha256:")
