@@ -11,7 +11,7 @@ from prefect.cache_policies import NO_CACHE
 
 from oloproof._exceptions import UsageError
 from oloproof.diagnosis import implicated_factor, label_case, passed_cases
-from oloproof.records import DiagnosisLabelRow, DiagnosisRecord, LabelledFailures, StoredRun
+from oloproof.records import DiagnosisLabelRow, LabelledFailures, StoredRun
 from oloproof.store import (
     DIAGNOSIS_LABELS,
     ResultsStore,
@@ -111,9 +111,9 @@ def diagnosis_id_of(record: dict[str, Any]) -> str:  # the record's JSON: the id
     return "sha256:" + content_hash(content)
 
 
-def label_rows(record: DiagnosisRecord) -> list[DiagnosisLabelRow]:
+def label_rows(record: dict[str, Any]) -> list[DiagnosisLabelRow]:  # the stored JSON: rows are checked here
     """One ``diagnosis_labels`` row per diagnosed case of a diagnosis record."""
-    return [DiagnosisLabelRow.pick(case.model_dump(), diagnosis_id=record.diagnosis_id) for case in record.cases]
+    return [DiagnosisLabelRow.pick(case, diagnosis_id=record["diagnosis_id"]) for case in record["cases"]]
 
 
 @task(cache_policy=NO_CACHE, name="write-diagnosis", retries=3, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
@@ -121,7 +121,7 @@ def write_diagnosis(store: ResultsStore, record: dict[str, Any], request: str) -
     """Write the labels, the diagnosis (``record``, its JSON as built), then the request index;
     returns the id."""
     hexid = record["diagnosis_id"].removeprefix("sha256:")
-    rows = label_rows(DiagnosisRecord.model_validate(record))
+    rows = label_rows(record)
     store.write_table(diagnosis_labels(hexid), [row.as_mapping() for row in rows], DIAGNOSIS_LABELS)
     store.write_json(diagnosis_manifest(hexid), record)
     store.write_json(request_path(request), {"diagnosis_id": record["diagnosis_id"]})
