@@ -75,7 +75,7 @@ def _run_texts(store: ResultsStore, run_id: str, criterion: str) -> tuple[Stored
     from oloproof.judging import case_texts, context_passages, judge_entry
     from oloproof.store import read_run_records, run_table
 
-    run = read_run_records(store, run_id)
+    run = read_run_records(store, run_id).as_json()
     judge_entry(run["manifest"], criterion)  # an unknown criterion is refused before anything else
     retrievals = cast("list[StoredRetrieval]", store.read_table(run_table(run_id, "retrievals")))  # rows as read
     passages = context_passages(retrievals)

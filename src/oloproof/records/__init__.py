@@ -10,7 +10,7 @@ table::
                     confidence=0.95, observed=0, missing=0, excluded=0, scored=True)
 """
 
-from oloproof.records._base import Json, JsonObject, Record
+from oloproof.records._base import Json, JsonObject, Record, StoredObject
 from oloproof.records._cases import CaseRow, ContextEntry, DroppedEntry
 from oloproof.records._comparisons import (
     ComparisonRecord,
@@ -58,6 +58,22 @@ from oloproof.records._reports import (
     ShownTexts,
 )
 from oloproof.records._retrievals import RetrievalRow
+from oloproof.records._run import RunRecords
+from oloproof.records._stages import (
+    AssembledPassage,
+    AssemblyRecord,
+    Candidate,
+    DroppedPassage,
+    ExecutionRecord,
+    GenerationRecord,
+    JudgeRecord,
+    RecordedRetrieval,
+    RetrievalRecord,
+    StagedRecord,
+    StageRecord,
+    stage_record,
+    validate_staged,
+)
 from oloproof.records._stored import (
     StoredCase,
     StoredEvaluator,
@@ -68,7 +84,10 @@ from oloproof.records._stored import (
 )
 
 __all__ = [
+    "AssembledPassage",
+    "AssemblyRecord",
     "CacheCount",
+    "Candidate",
     "CaseFacts",
     "CaseRow",
     "CatalogueEntry",
@@ -84,13 +103,17 @@ __all__ = [
     "DiagnosisRecord",
     "DiagnosisSettings",
     "DroppedEntry",
+    "DroppedPassage",
     "EstimateLine",
     "EvaluatorEntry",
+    "ExecutionRecord",
+    "GenerationRecord",
     "Implicated",
     "ImplicatedEntry",
     "Json",
     "JsonObject",
     "JudgeEstimate",
+    "JudgeRecord",
     "JudgeUsage",
     "JudgmentBrief",
     "JudgmentRow",
@@ -103,20 +126,28 @@ __all__ = [
     "Pairing",
     "ProbeLine",
     "Record",
+    "RecordedRetrieval",
+    "RetrievalRecord",
     "RetrievalRow",
     "RulePlan",
     "RunCache",
     "RunKind",
     "RunManifest",
     "RunParent",
+    "RunRecords",
     "RunReport",
     "RunVariant",
     "ShownTexts",
+    "StageRecord",
+    "StagedRecord",
     "StoredCase",
     "StoredEvaluator",
     "StoredJudgment",
     "StoredManifest",
+    "StoredObject",
     "StoredRetrieval",
     "StoredRun",
+    "stage_record",
     "stored_run_kind",
+    "validate_staged",
 ]

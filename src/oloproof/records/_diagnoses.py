@@ -2,7 +2,6 @@
 
 The stored document stays the JSON the diagnosis flow wrote (its bytes and its
 id are of that JSON); these models are how it is read back for reports.
-Unknown keys are ignored, so a record written by a later version still reads.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ __all__ = [
 
 
 class _Read(BaseModel):
-    model_config = ConfigDict(use_attribute_docstrings=True, frozen=True, extra="ignore")
+    model_config = ConfigDict(use_attribute_docstrings=True, frozen=True, extra="forbid")
 
 
 class DiagnosedCase(_Read):
@@ -107,6 +106,9 @@ class DiagnosisRecord(_Read):
     criterion: str = ""
     """The criterion whose failures were diagnosed."""
 
+    threshold: float | None = None
+    """The score below which a case failed (score criteria)."""
+
     intervention: str = "gold-context"
     """``gold-context``, ``top-k`` or ``reranker``."""
 
@@ -130,6 +132,9 @@ class DiagnosisRecord(_Read):
 
     child_runs: ChildRuns = Field(default_factory=ChildRuns)
     """The re-executions, by role."""
+
+    request: str | None = None
+    """The identity of the request the diagnosis answered."""
 
 
 class ImplicatedEntry(TypedDict):

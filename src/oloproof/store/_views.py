@@ -27,7 +27,7 @@ import duckdb
 
 from oloproof._exceptions import StoreError
 from oloproof._json import canonical_json
-from oloproof.records import stored_run_kind
+from oloproof.records import StoredObject, stored_run_kind
 from oloproof.store import _layout, _schema
 from oloproof.store._duckdb import new_connection, sql_string
 from oloproof.store._errors import one_line
@@ -37,14 +37,14 @@ from oloproof.store._objects import ObjectStore, parse_json
 
 __all__ = ["VIEW_NAMES", "build_connection", "confine", "views_named_in"]
 
-_ManifestColumn = tuple[str, Callable[[dict[str, Any]], object]]
+_ManifestColumn = tuple[str, Callable[[StoredObject], object]]
 """A column of a manifest view: its name, and how its value is read from a manifest."""
 
 
-def _first(*dotted: str) -> Callable[[dict[str, Any]], object]:
+def _first(*dotted: str) -> Callable[[StoredObject], object]:
     """A reader of a manifest's value at the first of the ``dotted`` paths that holds one."""
 
-    def read(manifest: dict[str, Any]) -> object:
+    def read(manifest: StoredObject) -> object:
         return next((v for v in (_pick(manifest, path) for path in dotted) if v is not None), None)
 
     return read
@@ -260,7 +260,7 @@ def _duckdb_path(where: StoreLocation, relpath: str) -> str:
     return full if where.is_local else where.fs.unstrip_protocol(full)
 
 
-def _pick(manifest: dict[str, Any], dotted: str) -> Any:
+def _pick(manifest: StoredObject, dotted: str) -> Any:
     value: Any = manifest
     for part in dotted.split("."):
         if not isinstance(value, dict) or part not in value:

@@ -26,7 +26,7 @@ from oloproof.config import Project, load_project
 from oloproof.dataset import Case, Dataset, load_cases
 from oloproof.evaluators import Evaluator, JudgeContext
 from oloproof.providers import ProviderPool
-from oloproof.records import RunKind
+from oloproof.records import RecordedRetrieval, RunKind
 from oloproof.store import ResultsStore
 from oloproof.tasks._executor import StageExecutor
 from oloproof.tasks._inputs import build_project_evaluators, check_inputs
@@ -102,7 +102,7 @@ class RunEnvironment:
     cases: dict[str, Case]
     judges: JudgeContext = field(default_factory=JudgeContext)
     """What judge calls share: the run's provider pool."""
-    recorded: dict[str, dict[str, Any]] | None = None
+    recorded: dict[str, RecordedRetrieval] | None = None
     """The parent run's recorded retrievals, when replaying."""
     reranker: Callable[..., Any] | None = None
     """The re-ranker applied to replayed candidates."""

@@ -1,4 +1,8 @@
-"""The generate stage: call ``generate(input, context)`` (or a plain system)."""
+"""The generate stage: call ``generate(input, context)`` (or a plain system).
+
+A system that declares generator parameters gets them as the last argument:
+``generate(input, context, params)``, or ``function(input, params)`` for a plain one.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import Any
 from prefect import task
 
 from oloproof._system._passage import Passage
+from oloproof.records import AssemblyRecord, GenerationRecord
 from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import CaseFailure, Outcome, WorkItem, passthrough, run_cached
 from oloproof.tasks._environment import RunEnvironment
@@ -26,19 +31,19 @@ def _context_for(
     if env.request.context_source == "gold":
         gold = env.cases[case_id].expected.gold_context or []
         return [passage.model_dump(mode="json") for passage in gold]
-    if assembled is None or assembled.record is None:  # an ok outcome always has its record
+    record = None if assembled is None else assembled.record_of(AssemblyRecord)
+    if record is None:  # an ok outcome always has its record
         return []
-    return [
-        {"doc_id": p["doc_id"], "chunk_id": p.get("chunk_id"), "text": p.get("text")}
-        for p in assembled.record["context"]
-    ]
+    return [{"doc_id": p["doc_id"], "chunk_id": p.get("chunk_id"), "text": p.get("text")} for p in record.context]
 
 
 def generation_items(
     env: RunEnvironment, batch: Batch, assemblies: dict[str, Outcome] | None
 ) -> list[WorkItem]:
     """The generate work of the batch's cases whose earlier stages succeeded."""
-    system = env.system_dict
+    system = env.system.config
+    params = env.system.generator_params
+    extra: tuple[Any, ...] = () if params is None else (params,)
     items = []
     for case_id in batch.case_ids:
         assembled = None if assemblies is None else assemblies.get(case_id)
@@ -54,14 +59,14 @@ def generation_items(
                 case_id=case_id,
                 key=generation_key(system, case_input, context),
                 call=env.system.generate,
-                args=args,
+                args=(*args, *extra),
                 finish=functools.partial(_record, env, case_id),
             )
         )
     return items
 
 
-def _record(env: RunEnvironment, case_id: str, value: Any) -> dict[str, Any]:
+def _record(env: RunEnvironment, case_id: str, value: Any) -> GenerationRecord:
     try:
         output = json.loads(json.dumps(value, allow_nan=False))
     except (TypeError, ValueError, RecursionError):
@@ -70,7 +75,7 @@ def _record(env: RunEnvironment, case_id: str, value: Any) -> dict[str, Any]:
             f"{env.system.config.object} returned a value that is not JSON "
             f"({_json_problem(value)}); outputs must be JSON-serializable"
         ) from None
-    return {"output": output}
+    return GenerationRecord(output=output)
 
 
 def _json_problem(value: Any) -> str:

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from prefect import task
 
 from oloproof._exceptions import SystemContractError
 from oloproof.evaluators import CaseView, Evaluator, Verdict
-from oloproof.records import JudgmentRow
+from oloproof.records import JudgeRecord, JudgmentRow
 from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import CaseFailure, WorkItem, run_cached
 from oloproof.tasks._environment import RunEnvironment
@@ -49,8 +49,9 @@ def case_view(env: RunEnvironment, result: CaseResult, *, with_item: bool = True
         expected=case.expected.model_dump(mode="json", exclude_none=True),
         metadata=case.metadata,
         output=result.output,
-        context=result.context,
-        candidates=result.candidates,
+        # Evaluators read passages as the JSON objects they are.
+        context=cast("list[dict[str, Any]] | None", result.context),
+        candidates=cast("list[dict[str, Any]] | None", result.candidates),
         item=env.dataset.item(case) if with_item else None,
         recorded=env.dataset.recorded,
     )
@@ -157,7 +158,7 @@ class _Batched:
         self.done.update(zip(indices, verdicts, strict=True))
 
 
-def _verdict_record(evaluator: Evaluator, value: Any) -> dict[str, Any]:
+def _verdict_record(evaluator: Evaluator, value: Any) -> JudgeRecord:
     if not isinstance(value, Verdict):
         raise SystemContractError(
             f"evaluator {evaluator.type_name} returned {type(value).__name__}; expected Verdict",
@@ -167,7 +168,7 @@ def _verdict_record(evaluator: Evaluator, value: Any) -> dict[str, Any]:
         raise SystemContractError(
             f"evaluator {evaluator.type_name} returned an observed Verdict without a score", field="judge"
         )
-    record = asdict(value)
+    record = JudgeRecord.model_validate(asdict(value))
     if value.status == "error":  # recorded for this run, judged again by the next
         raise CaseFailure(value.reason or "judge error", record=record)
     return record
@@ -194,26 +195,26 @@ def _row(env: RunEnvironment, evaluator: Evaluator, case_id: str, criterion: str
     return JudgmentRow(**row)
 
 
-def _call_fields(call: dict[str, Any] | None) -> dict[str, Any]:
-    return {name: call.get(name) for name in CALL_FIELDS} if call else {}
+def _call_fields(verdict: JudgeRecord | None) -> dict[str, Any]:
+    return {name: verdict.call_value(name) for name in CALL_FIELDS} if verdict and verdict.call else {}
 
 
 def _judged_rows(
-    env: RunEnvironment, evaluator: Evaluator, case_id: str, verdict: dict[str, Any], *, key: str, hit: bool
+    env: RunEnvironment, evaluator: Evaluator, case_id: str, verdict: JudgeRecord, *, key: str, hit: bool
 ) -> list[JudgmentRow]:
     """The rows of a verdict: each output's verdict derived from its score now."""
-    if verdict["status"] == "excluded":
-        return _rows(env, evaluator, case_id, status="excluded", outcome="skipped", reason=verdict["reason"])
+    if verdict.status == "excluded":
+        return _rows(env, evaluator, case_id, status="excluded", outcome="skipped", reason=verdict.reason)
     rows = []
-    scores = verdict.get("scores") or {}
+    scores = verdict.scores or {}
     for output in evaluator.outputs():
-        score = scores.get(output.criterion, verdict["score"])
-        value, passed, label = output.verdict_of(score, verdict["passed"])
+        score = scores.get(output.criterion, verdict.score)
+        value, passed, label = output.verdict_of(score, verdict.passed)
         rows.append(_row(
             env, evaluator, case_id, output.criterion, status="observed", outcome="completed",
-            reason=verdict["reason"], score=score, value=value, passed=passed, label=label,
-            threshold=output.threshold, detail=verdict["detail"], judgment_key=key, hit=hit,
-            **_call_fields(verdict.get("call")),
+            reason=verdict.reason, score=score, value=value, passed=passed, label=label,
+            threshold=output.threshold, detail=verdict.detail, judgment_key=key, hit=hit,
+            **_call_fields(verdict),
         ))  # fmt: skip
     return rows
 
@@ -234,11 +235,12 @@ def judge_cases(
     for slot, done in run_cached(env, "judge", items).items():
         evaluator, case_id = by_slot[slot], slot.split(_SEP, 1)[0]
         if done.ok:
-            rows[slot] = _judged_rows(env, evaluator, case_id, done.record or {}, key=done.key or "", hit=done.hit)
+            rows[slot] = _judged_rows(env, evaluator, case_id, done.record_of(JudgeRecord) or JudgeRecord(),
+                                      key=done.key or "", hit=done.hit)  # fmt: skip
         else:
             rows[slot] = _rows(
                 env, evaluator, case_id, status="missing", outcome="error", reason="judge_error",
-                detail={"error": done.error}, **_call_fields((done.record or {}).get("call")),
+                detail={"error": done.error}, **_call_fields(done.record_of(JudgeRecord)),
             )  # fmt: skip
     judged: dict[str, list[JudgmentRow]] = {case_id: [] for case_id in batch.case_ids}
     for slot_rows in rows.values():

@@ -11,11 +11,12 @@ chunks; the run's tables are written from the chunks at the end.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from oloproof.records import CaseFacts, JudgmentBrief, JudgmentRow
+from oloproof.records import CacheCount, CaseFacts, JudgmentBrief, JudgmentRow, StoredObject
 from oloproof.report._facts import case_facts
 from oloproof.store import CASES, JUDGMENTS, RETRIEVALS, encode_chunk
 from oloproof.tasks._batch import Batch
@@ -26,6 +27,7 @@ from oloproof.tasks._results import CaseResult
 
 __all__ = ["BatchPart", "encode_batch"]
 
+# What `oloproof.report.case_facts` finds of a case, as it returns it.
 @dataclass(frozen=True, slots=True)
 class BatchPart:
     """One batch's rows, encoded, and what the run's summary needs of them."""
@@ -36,18 +38,24 @@ class BatchPart:
     """Per case id: ``best_relevant_position``, ``relevant_position``, ``context_truncated``."""
     judgments: list[JudgmentBrief]
     """What the summary reads of the batch's judgment rows (settled as this run's)."""
-    counts: dict[str, dict[str, int]]
-    """Hits and misses of the execution, retrieve and generate caches."""
+    counts: dict[str, CacheCount]
+    """Hits and misses of the execution, retrieve and generate caches, by cache."""
     chunks: dict[str, bytes]
     """Per table name in ``CHUNKED_TABLES``: the rows as one :func:`encode_chunk` chunk."""
 
 
-def _count(flags: list[bool]) -> dict[str, int]:
+def _facts(env: RunEnvironment, result: CaseResult, top_k: int | None) -> CaseFacts:
+    # The facts read passages as the JSON objects they are.
+    candidates = cast("list[StoredObject] | None", result.candidates if result.ok else None)
+    return case_facts(env.cases[result.case_id], candidates, cast("list[StoredObject] | None", result.dropped), top_k)
+
+
+def _count(flags: list[bool]) -> CacheCount:
     hits = sum(1 for flag in flags if flag)
-    return {"hit": hits, "miss": len(flags) - hits}
+    return CacheCount(hit=hits, miss=len(flags) - hits)
 
 
-def _counts(results: list[CaseResult]) -> dict[str, dict[str, int]]:
+def _counts(results: list[CaseResult]) -> dict[str, CacheCount]:
     return {
         "execution": _count([r.execution_hit for r in results]),
         "retrieve": _count([r.retrieve_hit for r in results if r.retrieve_ran]),
@@ -75,10 +83,7 @@ def encode_batch(
     ordered = [merged[case_id] for case_id in batch.case_ids]
     rows = settle_judgments([row for part in judged for rows_ in part.values() for row in rows_], env.run_id)
     top_k = env.system.config.top_k
-    facts = {
-        r.case_id: case_facts(env.cases[r.case_id], r.candidates if r.ok else None, r.dropped, top_k)
-        for r in ordered
-    }
+    facts = {r.case_id: _facts(env, r, top_k) for r in ordered}
     table_rows = {
         CASES.name: case_rows(env.run_id, ordered, facts, env.cases),
         RETRIEVALS.name: retrieval_rows(env.run_id, ordered, env.cases, top_k),

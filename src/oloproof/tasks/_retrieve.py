@@ -1,14 +1,18 @@
-"""The retrieve stage: call ``retrieve(input, depth)`` and record positions."""
+"""The retrieve stage: call ``retrieve(input, depth)`` and record positions.
+
+A system that declares retriever parameters is called ``retrieve(input, depth, params)``.
+"""
 
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, cast
 
 from prefect import task
 
 from oloproof._exceptions import NotFoundError, SystemContractError
 from oloproof._system._passage import Retrieval
+from oloproof.records import Candidate, RetrievalRecord
 from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import Outcome, WorkItem, run_cached
 from oloproof.tasks._environment import RunEnvironment
@@ -23,8 +27,10 @@ def retrieval_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
     """The retrieve work of a batch, keyed by retrieval identity."""
     if env.recorded is not None:
         return _replay_items(env, batch)
-    system = env.system_dict
-    depth = system["depth"]
+    system = env.system.config
+    depth = _depth(env)
+    params = env.system.retriever_params
+    extra: tuple[Any, ...] = () if params is None else (params,)
     items = []
     for case_id in batch.case_ids:
         case_input = env.cases[case_id].input
@@ -33,7 +39,7 @@ def retrieval_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
                 case_id=case_id,
                 key=retrieval_key(system, case_input),
                 call=env.system.retrieve,
-                args=(case_input, depth),
+                args=(case_input, depth, *extra),
                 finish=functools.partial(_record, env, case_id, depth=depth),
             )
         )
@@ -42,7 +48,7 @@ def retrieval_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
 
 def _replay_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
     # Replays are keyed by what they replay; they never touch the retrieve cache.
-    depth = env.system_dict["depth"]
+    depth = _depth(env)
     where = f"re-ranker {env.request.reranker}"
     items = []
     for case_id in batch.case_ids:
@@ -64,11 +70,18 @@ def _replay_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
     return items
 
 
-def _replayed_record(env: RunEnvironment, case_id: str, value: Any, depth: int) -> dict[str, Any]:
-    return {**_record(env, case_id, value, depth), "replayed": True}
+def _depth(env: RunEnvironment) -> int:
+    depth = env.system.config.depth
+    if depth is None:  # resolving refuses a staged system without one
+        raise SystemContractError("a staged system needs a depth", field="depth")
+    return depth
 
 
-def _record(env: RunEnvironment, case_id: str, value: Any, depth: int) -> dict[str, Any]:
+def _replayed_record(env: RunEnvironment, case_id: str, value: Any, depth: int) -> RetrievalRecord:
+    return _record(env, case_id, value, depth).model_copy(update={"replayed": True})
+
+
+def _record(env: RunEnvironment, case_id: str, value: Any, depth: int) -> RetrievalRecord:
     where = f"{env.system.config.object}.retrieve"
     if not isinstance(value, Retrieval):
         raise SystemContractError(
@@ -81,11 +94,11 @@ def _record(env: RunEnvironment, case_id: str, value: Any, depth: int) -> dict[s
             f"depth is {depth}",
             field="retrieve",
         )
-    return {
-        "query": value.query,
-        "depth": depth,
-        "candidates": [passage.model_dump(mode="json") for passage in value.candidates],
-    }
+    return RetrievalRecord(
+        query=value.query,
+        depth=depth,
+        candidates=[cast(Candidate, passage.model_dump(mode="json")) for passage in value.candidates],
+    )
 
 
 def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]] | None:
