@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from oloproof.judging._identity import judge_summary
 from oloproof.judging._labels import LabelSet
 from oloproof.judging._records import Estimate, ValidationRecord
+from oloproof.records import EstimateLine, JudgeEstimate
 
 __all__ = ["render_judge_estimates", "render_validation", "render_validations"]
 
@@ -102,7 +101,7 @@ def render_validations(records: list[ValidationRecord]) -> list[str]:
     return lines
 
 
-def render_judge_estimates(estimates: list[dict[str, Any]]) -> list[str]:
+def render_judge_estimates(estimates: list[JudgeEstimate]) -> list[str]:
     """The report's rows of judge metrics beside their human-label correction."""
     from oloproof.report import estimate_text, interval_text, render_table
 
@@ -121,13 +120,13 @@ def render_judge_estimates(estimates: list[dict[str, Any]]) -> list[str]:
                 basis = f"λ = {entry['lam']:.2f}" if entry["fallback"] is None else _fallback_text(entry)
             else:
                 basis = {"judge only": f"{judged:,} judged", "human only": f"{labelled:,} labelled"}[row["basis"]]
-            shown = {**row, "kind": entry["kind"], "confidence": entry["confidence"]}
+            shown: EstimateLine = {**row, "kind": entry["kind"], "confidence": entry["confidence"]}
             table.append([names[row["basis"]], estimate_text(shown), interval_text(shown), basis])
     lines += render_table(["Metric", "Estimate", f"{confidence}% interval", "Basis"], table)
     return lines
 
 
-def _fallback_text(entry: dict[str, Any]) -> str:
+def _fallback_text(entry: JudgeEstimate) -> str:
     """Why the PPI row is the human-only interval, with the counts that decided it."""
     need = entry.get("min_disagreements")
     reasons = {
@@ -140,4 +139,5 @@ def _fallback_text(entry: dict[str, Any]) -> str:
         "human_constant": "people gave one label throughout",
         "zero_standard_error": "no variance left to estimate",
     }
-    return "humans only: " + reasons.get(entry["fallback"], str(entry["fallback"]).replace("_", " "))
+    fallback = entry["fallback"]
+    return "humans only: " + reasons.get(str(fallback), str(fallback).replace("_", " "))

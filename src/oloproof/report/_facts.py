@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+
+from pydantic import JsonValue
 
 from oloproof.dataset import Case
+from oloproof.records import CaseFacts
 
 __all__ = ["best_relevant_position", "case_facts", "slice_value"]
 
 
-def best_relevant_position(case: Case, candidates: list[dict[str, Any]] | None) -> int | None:
+def best_relevant_position(case: Case, candidates: Sequence[Mapping[str, JsonValue]] | None) -> int | None:
     """1-based position of the first relevant document among the candidates."""
     if not candidates or not case.expected.relevant:
         return None
@@ -22,10 +25,10 @@ def best_relevant_position(case: Case, candidates: list[dict[str, Any]] | None) 
 
 def case_facts(
     case: Case,
-    candidates: list[dict[str, Any]] | None,
-    dropped: list[dict[str, Any]] | None,
+    candidates: Sequence[Mapping[str, JsonValue]] | None,
+    dropped: Sequence[Mapping[str, JsonValue]] | None,
     top_k: int | None,
-) -> dict[str, Any]:
+) -> CaseFacts:
     """``best_relevant_position``, the ``relevant_position`` label and ``context_truncated``.
 
     Args:
@@ -53,7 +56,7 @@ def case_facts(
     }
 
 
-def slice_value(name: str, case: Case, facts: dict[str, Any]) -> str | None:
+def slice_value(name: str, case: Case, facts: CaseFacts) -> str | None:
     """The value of slice ``name`` for a case (``None`` when it has none)."""
     if name == "relevant_position":
         return facts["relevant_position"]
@@ -61,7 +64,7 @@ def slice_value(name: str, case: Case, facts: dict[str, Any]) -> str | None:
         value = facts["context_truncated"]
         return None if value is None else str(value).lower()
     field = name.removeprefix("metadata.")
-    current: Any = case.metadata
+    current: object = case.metadata
     for part in field.split("."):
         if not isinstance(current, dict) or part not in current:
             return None

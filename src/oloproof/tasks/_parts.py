@@ -16,7 +16,7 @@ from typing import cast
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from oloproof.records import CacheCount, JudgmentBrief, JudgmentRow, StoredObject
+from oloproof.records import CacheCount, CaseFacts, JudgmentBrief, JudgmentRow, StoredObject
 from oloproof.report._facts import case_facts
 from oloproof.store import CASES, JUDGMENTS, RETRIEVALS, encode_chunk
 from oloproof.tasks._batch import Batch
@@ -28,9 +28,6 @@ from oloproof.tasks._results import CaseResult
 __all__ = ["BatchPart", "encode_batch"]
 
 # What `oloproof.report.case_facts` finds of a case, as it returns it.
-CaseFacts = StoredObject
-
-
 @dataclass(frozen=True, slots=True)
 class BatchPart:
     """One batch's rows, encoded, and what the run's summary needs of them."""
