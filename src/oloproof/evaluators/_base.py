@@ -189,6 +189,8 @@ class JudgeCall(TypedDict, total=False):
         finish_reason: The provider's finish reason of the last reply.
         cost_usd: The call's cost from the provider's configured prices.
         raw_reply: The raw reply, kept when it could not be used.
+        requests: Requests the call sent, retries and re-asks included: this run's
+            accounting, taken out of the record before it is cached.
     """
 
     provider: str | None
@@ -203,6 +205,7 @@ class JudgeCall(TypedDict, total=False):
     finish_reason: str | None
     cost_usd: float | None
     raw_reply: str | None
+    requests: int
 
 
 @dataclass(frozen=True)
