@@ -12,6 +12,7 @@ from oloproof._cli._signals import interruption, stop_on_signals
 from oloproof._exceptions import RunStoppedError
 
 if TYPE_CHECKING:
+    from oloproof.records import RunReport
     from oloproof.tasks import RunEnvironment
 
 __all__ = ["run_command"]
@@ -61,7 +62,7 @@ def _flow_options(env: RunEnvironment) -> dict[str, Any]:
     return {"task_runner": task_runner_for(env.project.config.task_runner)}
 
 
-def _evaluate(env: RunEnvironment, options: dict[str, Any]) -> dict[str, Any]:
+def _evaluate(env: RunEnvironment, options: dict[str, Any]) -> RunReport:
     # The flow's return value: the run's report, as Prefect hands it back.
     from oloproof.flows import PreparedRun
 
