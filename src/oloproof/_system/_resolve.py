@@ -16,9 +16,9 @@ from pydantic import BaseModel, ConfigDict
 
 from oloproof._exceptions import ConfigError
 from oloproof._system._decorators import DECLARATION_ATTRIBUTE, SystemDeclaration
-from oloproof._system._settings import REQUIRED, NameAndVersion, RagParameters, is_required, setting_paths
 from oloproof.config._load import Project
 from oloproof.config._project import RagSettings
+from oloproof.config._settings import REQUIRED, NameAndVersion, RagParameters, is_required, setting_paths
 
 __all__ = [
     "SystemConfig",

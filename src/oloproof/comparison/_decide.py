@@ -11,8 +11,9 @@ from oloproof._exceptions import ConfigError, UsageError
 from oloproof.comparison._pairing import pair_metric, paired_line_values
 from oloproof.comparison._policy import Policy
 from oloproof.config._yaml import load_yaml_with_lines, locate, read_config_text
+from oloproof.report import slice_values
 
-__all__ = ["check_comparable", "compare_runs", "policy_error", "slice_values"]
+__all__ = ["check_comparable", "compare_runs", "policy_error"]
 
 _COUNTS = ("paired", "missing", "judge_errors", "excluded", "unpaired")
 """How a metric's cases were paired, as each line and decision reports it."""
@@ -60,23 +61,6 @@ def policy_error(message: str, path: str | None, location: tuple[str | int, ...]
         return ConfigError(message, field=field)
     _, lines = load_yaml_with_lines(read_config_text(path, "policy file"), path=path)
     return ConfigError(message, path=path, line=locate(lines, location), field=field)
-
-
-def slice_values(cases: list[dict[str, Any]], name: str) -> dict[str, str]:
-    """Each baseline case's value of slice ``name`` (cases without one are left out)."""
-    values = {}
-    for row in cases:
-        if name in ("relevant_position", "context_truncated"):
-            value = row.get(name)
-            value = None if value is None else str(value).lower()
-        else:
-            value = row.get("metadata") or {}
-            for part in name.removeprefix("metadata.").split("."):
-                value = value.get(part) if isinstance(value, dict) else None
-            value = None if value is None else str(value)
-        if value is not None:
-            values[row["case_id"]] = value
-    return values
 
 
 def _probes(candidate: dict[str, Any], baseline: dict[str, Any], criteria: list[str], confidence: float) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ from typing import Any
 
 from oloproof.dataset import Case
 
-__all__ = ["best_relevant_position", "case_facts", "slice_value"]
+__all__ = ["best_relevant_position", "case_facts", "slice_value", "slice_values"]
 
 
 def best_relevant_position(case: Case, candidates: list[dict[str, Any]] | None) -> int | None:
@@ -67,3 +67,20 @@ def slice_value(name: str, case: Case, facts: dict[str, Any]) -> str | None:
             return None
         current = current[part]
     return None if current is None else str(current)
+
+
+def slice_values(cases: list[dict[str, Any]], name: str) -> dict[str, str]:
+    """Each baseline case's value of slice ``name`` (cases without one are left out)."""
+    values = {}
+    for row in cases:
+        if name in ("relevant_position", "context_truncated"):
+            value = row.get(name)
+            value = None if value is None else str(value).lower()
+        else:
+            value = row.get("metadata") or {}
+            for part in name.removeprefix("metadata.").split("."):
+                value = value.get(part) if isinstance(value, dict) else None
+            value = None if value is None else str(value)
+        if value is not None:
+            values[row["case_id"]] = value
+    return values

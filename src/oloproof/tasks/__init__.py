@@ -3,6 +3,7 @@
 from oloproof.tasks._assemble import assemble_context
 from oloproof.tasks._assemble_task import assemble_contexts
 from oloproof.tasks._batch import Batch, group_batches, plan_batches
+from oloproof.tasks._batch_part import BatchPart
 from oloproof.tasks._cached import Outcome
 from oloproof.tasks._environment import ProgressHook, RunEnvironment, RunRequest, prepare_environment
 from oloproof.tasks._execution import lookup_executions, record_executions
@@ -17,7 +18,7 @@ from oloproof.tasks._identity import (
     retrieval_key,
 )
 from oloproof.tasks._judge import judge_cases
-from oloproof.tasks._parts import BatchPart, encode_batch
+from oloproof.tasks._parts import encode_batch
 from oloproof.tasks._persist import case_rows, publish_report, retrieval_rows, write_run
 from oloproof.tasks._policy import BatchIdentity
 from oloproof.tasks._results import CaseResult

@@ -10,9 +10,6 @@ chunks; the run's tables are written from the chunks at the end.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
@@ -20,27 +17,13 @@ from oloproof.records import JudgmentBrief, JudgmentRow
 from oloproof.report._facts import case_facts
 from oloproof.store import CASES, JUDGMENTS, RETRIEVALS, encode_chunk
 from oloproof.tasks._batch import Batch
+from oloproof.tasks._batch_part import BatchPart
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._judge import settle_judgments
 from oloproof.tasks._persist import CHUNKED_TABLES, case_rows, retrieval_rows
 from oloproof.tasks._results import CaseResult
 
-__all__ = ["BatchPart", "encode_batch"]
-
-@dataclass(frozen=True, slots=True)
-class BatchPart:
-    """One batch's rows, encoded, and what the run's summary needs of them."""
-
-    index: int
-    """The batch's position in the run."""
-    facts: dict[str, dict[str, Any]]
-    """Per case id: ``best_relevant_position``, ``relevant_position``, ``context_truncated``."""
-    judgments: list[JudgmentBrief]
-    """What the summary reads of the batch's judgment rows (settled as this run's)."""
-    counts: dict[str, dict[str, int]]
-    """Hits and misses of the execution, retrieve and generate caches."""
-    chunks: dict[str, bytes]
-    """Per table name in ``CHUNKED_TABLES``: the rows as one :func:`encode_chunk` chunk."""
+__all__ = ["encode_batch"]
 
 
 def _count(flags: list[bool]) -> dict[str, int]:
