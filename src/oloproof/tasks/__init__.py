@@ -5,7 +5,7 @@ from oloproof.tasks._assemble_task import assemble_contexts
 from oloproof.tasks._batch import Batch, group_batches, plan_batches
 from oloproof.tasks._batch_part import BatchPart
 from oloproof.tasks._cached import Outcome
-from oloproof.tasks._environment import ProgressHook, RunEnvironment, RunRequest, prepare_environment
+from oloproof.tasks._environment import ProgressHook, RunEnvironment, RunRequest, prepare_environment, release_workers
 from oloproof.tasks._execution import lookup_executions, record_executions
 from oloproof.tasks._generate import generate_outputs
 from oloproof.tasks._identity import (
@@ -53,6 +53,7 @@ __all__ = [
     "prepare_environment",
     "publish_report",
     "record_executions",
+    "release_workers",
     "retrieval_key",
     "retrieval_rows",
     "retrieve_passages",
