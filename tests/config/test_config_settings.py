@@ -15,7 +15,14 @@ from oloproof import rag_system, system
 from oloproof._system._decorators import SystemDeclaration
 from oloproof._system._resolve import SystemConfig, resolve_system
 from oloproof.config import RagSettings, SystemSettings, load_project
-from oloproof.config._settings import NameAndVersion, RagParameters, is_required, setting_paths, text_settings
+from oloproof.config._settings import (
+    PARAMETER_BLOCKS,
+    NameAndVersion,
+    RagParameters,
+    is_required,
+    setting_paths,
+    text_settings,
+)
 from oloproof.tasks._identity import assembly_key, execution_key, generation_key, retrieval_key
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support_rag"
@@ -39,7 +46,7 @@ def test_the_example_resolves_to_its_pinned_json():
 
 
 def test_the_example_keeps_its_stage_identities():
-    system_json = resolve_system(load_project(EXAMPLE)).config.model_dump(mode="json")
+    system_json = resolve_system(load_project(EXAMPLE)).config
     case_input = {"question": "How do I reset my password?"}
     assert retrieval_key(system_json, case_input) == (
         "30b6af70b075b11e81e6cc03e13aea330b4ef441299d533de179e735ce9af1c4"
@@ -86,15 +93,16 @@ RAG = list(RagParameters.model_fields)
 def test_every_consumer_reads_the_declared_settings():
     assert NAMES == ["name", "version"]
     assert RAG == ["depth", "top_k", "token_budget", "index_version", "retriever_version"]
-    assert list(inspect.signature(rag_system).parameters) == NAMES + RAG
-    assert list(inspect.signature(system).parameters) == NAMES
-    assert list(SystemDeclaration.model_fields) == NAMES + RAG + ["kind"]
-    assert list(SystemSettings.model_fields) == NAMES + ["object", "rag"]
-    assert list(RagSettings.model_fields) == ["object"] + RAG
-    assert list(SystemConfig.model_fields) == ["kind", "object"] + NAMES + RAG
+    assert PARAMETER_BLOCKS == ("retriever", "generator")
+    assert list(inspect.signature(rag_system).parameters) == NAMES + RAG + list(PARAMETER_BLOCKS)
+    assert list(inspect.signature(system).parameters) == NAMES + ["generator"]
+    assert list(SystemDeclaration.model_fields) == NAMES + RAG + ["kind", *PARAMETER_BLOCKS]
+    assert list(SystemSettings.model_fields) == NAMES + ["object", "rag", "generator"]
+    assert list(RagSettings.model_fields) == ["object"] + RAG + list(PARAMETER_BLOCKS)
+    assert list(SystemConfig.model_fields) == ["kind", "object"] + NAMES + RAG + list(PARAMETER_BLOCKS)
     assert setting_paths() == {
         **{name: ("system", name) for name in NAMES},
-        **{name: ("system", "rag", name) for name in RAG},
+        **{name: ("system", "rag", name) for name in RAG + list(PARAMETER_BLOCKS)},
     }
 
 

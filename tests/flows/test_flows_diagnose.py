@@ -78,8 +78,18 @@ def test_parent_settings_reproduce_the_system_and_dataset():
         "system.rag.token_budget": 40,
         "system.rag.index_version": "kb-2026-09-16",
         "system.rag.retriever_version": None,
+        # The system's own parameters too (it declares none).
+        "system.rag.retriever": None,
+        "system.rag.generator": None,
         "dataset": "/projects/support_rag/cases.jsonl",
     }
+
+
+def test_the_parents_own_parameters_are_reproduced():
+    settings = parent_settings(_manifest(retriever={"mode": "hybrid"}, generator={"temperature": 0.7}))
+    assert (settings["system.rag.retriever"], settings["system.rag.generator"]) == (
+        {"mode": "hybrid"}, {"temperature": 0.7}
+    )
 
 
 def test_a_setting_the_parent_had_switched_off_stays_off():

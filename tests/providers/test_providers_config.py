@@ -157,7 +157,7 @@ def test_parse_providers_reports_where_in_one_line() -> None:
     parsed = parse_providers({"judge": {"type": "openai", "api_key_env": "K"}})
     assert parsed == {"judge": ProviderConfig(type="openai", api_key_env="K")}
     assert error({"x": {"type": "bedrock"}}) == (
-        "field 'providers.x.type': unknown provider type 'bedrock' (known: openai, azure_openai, anthropic)"
+        "field 'providers.x.type': unknown provider type 'bedrock' (known: openai, azure_openai, anthropic, content_safety)"
     )
     assert (
         error({"x": {"api_key_env": "K"}}) == "field 'providers.x.type': required field is missing"

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from oloproof.config._settings import SystemConfig
 from oloproof.tasks._identity import (
     SCHEMA_VERSION,
     _key,
@@ -19,7 +20,7 @@ from oloproof.tasks._identity import (
     retrieval_key,
 )
 
-SYSTEM = {
+SYSTEM_JSON = {
     "kind": "rag",
     "object": "app:SupportRag",
     "name": "support-rag",
@@ -30,6 +31,7 @@ SYSTEM = {
     "index_version": "kb-1",
     "retriever_version": None,
 }
+SYSTEM = SystemConfig(**SYSTEM_JSON)
 INPUT = {"question": "How long do refunds take?"}
 CONTEXT = [
     {"doc_id": "kb-01", "chunk_id": None, "text": "Refunds take 14 days."},
@@ -38,7 +40,7 @@ CONTEXT = [
 
 
 def _with(**changes):
-    return {**SYSTEM, **changes}
+    return SystemConfig(**{**SYSTEM_JSON, **changes})
 
 
 def test_canonical_json_sorts_keys_and_drops_whitespace():
@@ -96,8 +98,8 @@ def test_retrieval_key_changes_with_input_but_not_with_key_order():
     assert retrieval_key(SYSTEM, {"question": "other"}) != retrieval_key(SYSTEM, INPUT)
     assert retrieval_key(SYSTEM, {"a": 1, "b": 2}) == retrieval_key(SYSTEM, {"b": 2, "a": 1})
     # A missing retriever_version reads as None.
-    without = {key: value for key, value in SYSTEM.items() if key != "retriever_version"}
-    assert retrieval_key(without, INPUT) == retrieval_key(SYSTEM, INPUT)
+    without = {key: value for key, value in SYSTEM_JSON.items() if key != "retriever_version"}
+    assert retrieval_key(SystemConfig(**without), INPUT) == retrieval_key(SYSTEM, INPUT)
 
 
 def test_generation_key_changes_with_context_text_and_order():
@@ -183,3 +185,45 @@ def test_public_keys_differ_for_one_system_and_input():
     assert len(set(keys)) == len(keys)
     assert all(len(key) == 64 and int(key, 16) >= 0 for key in keys)
     json.dumps(keys)  # plain strings
+
+
+# --- a system's own parameters ------------------------------------------------------
+
+RETRIEVER = {"mode": "vector", "chunk_size": 256}
+GENERATOR = {"model": "m-1", "temperature": 0.0}
+
+
+def test_declared_parameters_enter_their_stage_identity_under_their_name():
+    declared = _with(retriever=RETRIEVER, generator=GENERATOR)
+    documented = {"system": "support-rag", "index_version": "kb-1", "retriever_version": None, "depth": 6}
+    assert retrieval_key(declared, INPUT) == _key("retrieve", {**documented, "input": INPUT, "retriever": RETRIEVER})
+    assert generation_key(declared, INPUT, CONTEXT) == _key(
+        "generate", {"system": "support-rag", "version": "v1", "input": INPUT, "context": CONTEXT,
+                     "generator": GENERATOR},
+    )  # fmt: skip
+
+
+def test_a_retriever_parameter_changes_the_retrieval_identity_only():
+    base = _with(retriever=RETRIEVER, generator=GENERATOR)
+    changed = _with(retriever={**RETRIEVER, "chunk_size": 512}, generator=GENERATOR)
+    assert retrieval_key(changed, INPUT) != retrieval_key(base, INPUT)
+    assert generation_key(changed, INPUT, CONTEXT) == generation_key(base, INPUT, CONTEXT)
+    retrieval = retrieval_key(base, INPUT)
+    assert assembly_key(changed, retrieval) == assembly_key(base, retrieval)
+    assert execution_key(changed, INPUT) != execution_key(base, INPUT)
+
+
+def test_a_generator_parameter_changes_the_generation_identity_only():
+    base = _with(retriever=RETRIEVER, generator=GENERATOR)
+    changed = _with(retriever=RETRIEVER, generator={**GENERATOR, "temperature": 0.7})
+    assert generation_key(changed, INPUT, CONTEXT) != generation_key(base, INPUT, CONTEXT)
+    assert generation_key(changed, INPUT, None) != generation_key(base, INPUT, None)  # a plain system's too
+    assert retrieval_key(changed, INPUT) == retrieval_key(base, INPUT)
+    assert execution_key(changed, INPUT) != execution_key(base, INPUT)
+
+
+def test_no_declared_parameters_keep_the_identities_of_a_system_without_them():
+    # Declaring a model with no fields is declaring parameters: their (empty) JSON counts.
+    assert retrieval_key(_with(retriever={}), INPUT) != retrieval_key(SYSTEM, INPUT)
+    assert execution_key(_with(retriever=None, generator=None), INPUT) == execution_key(SYSTEM, INPUT)
+    assert SystemConfig(**SYSTEM_JSON).model_dump(mode="json") == SYSTEM_JSON

@@ -2,7 +2,10 @@
 
 They only attach declared settings to the user's object; nothing runs at import
 time, and ``oloproof.yaml`` may override every setting. Their parameters are the
-fields of `NameAndVersion` (and, for ``@rag_system``, `RagParameters`).
+fields of `NameAndVersion` (and, for ``@rag_system``, `RagParameters`), plus the
+pydantic models of the system's own parameters (``retriever``, ``generator``):
+those declare the parameters' names, types and defaults; their values are set in
+``oloproof.yaml`` (``system.rag.retriever``) or with ``--set``.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
-from pydantic import ConfigDict
+from pydantic import BaseModel, ConfigDict
 
 from oloproof.config._settings import NameAndVersion, RagParameters
 
@@ -29,6 +32,13 @@ class SystemDeclaration(RagParameters, NameAndVersion):
     kind: Literal["rag", "plain"]
     """``rag`` for a class with ``retrieve``/``generate``, ``plain`` for a function."""
 
+    retriever: type[BaseModel] | None = None
+    """The model of the retriever's own parameters (retrieval identity), or ``None``."""
+
+    generator: type[BaseModel] | None = None
+    """The model of the generator's own parameters (generation identity); for a plain
+    system, the function's. ``None`` when not declared."""
+
 
 def rag_system(
     name: str | None = None,
@@ -38,12 +48,18 @@ def rag_system(
     token_budget: int | None = None,
     index_version: str | None = None,
     retriever_version: str | None = None,
+    *,
+    retriever: type[BaseModel] | None = None,
+    generator: type[BaseModel] | None = None,
 ) -> Callable[[type[T]], type[T]]:
     """Declare a class as a staged RAG system.
 
     The class must define ``retrieve(input, depth) -> Retrieval`` and
     ``generate(input, context) -> output``; with a token budget also
-    ``count_tokens(passage) -> int``. Methods may be ``async def``.
+    ``count_tokens(passage) -> int``. Methods may be ``async def``. A system that
+    names a ``retriever`` model is called ``retrieve(input, depth, params)``, one that
+    names a ``generator`` model ``generate(input, context, params)``, ``params``
+    being an instance of that model with the values of ``oloproof.yaml``.
 
     The parameters are spelled out for editors and type checkers; their meaning,
     types and constraints are `NameAndVersion`'s and `RagParameters`' fields
@@ -57,6 +73,8 @@ def rag_system(
         token_budget: The most tokens the context may hold, or ``None``.
         index_version: The version of the index (retrieval identity).
         retriever_version: An optional version of the retriever code (retrieval identity).
+        retriever: A pydantic model of the retriever's own parameters (retrieval identity).
+        generator: A pydantic model of the generator's own parameters (generation identity).
 
     Returns:
         A class decorator that records the settings and returns the class unchanged.
@@ -66,7 +84,8 @@ def rag_system(
     """
     declaration = SystemDeclaration(
         kind="rag", name=name, version=version, depth=depth, top_k=top_k, token_budget=token_budget,
-        index_version=index_version, retriever_version=retriever_version,
+        index_version=index_version, retriever_version=retriever_version, retriever=retriever,
+        generator=generator,
     )
 
     def decorate(cls: type[T]) -> type[T]:
@@ -79,13 +98,17 @@ def rag_system(
 
 
 def system(
-    name: str | None = None, version: str | None = None
+    name: str | None = None, version: str | None = None, *, generator: type[BaseModel] | None = None
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a plain function ``input -> output`` (sync or async) as a system.
+
+    A plain system is its own generator: one that names a ``generator`` model is
+    called ``function(input, params)``.
 
     Args:
         name: The system's name (`NameAndVersion`).
         version: The system's version (`NameAndVersion`).
+        generator: A pydantic model of the function's own parameters (generation identity).
 
     Returns:
         A decorator that records the settings and returns the function unchanged.
@@ -93,7 +116,7 @@ def system(
     Raises:
         pydantic.ValidationError: A setting's value is invalid.
     """
-    declaration = SystemDeclaration(kind="plain", name=name, version=version)
+    declaration = SystemDeclaration(kind="plain", name=name, version=version, generator=generator)
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         if not callable(fn):

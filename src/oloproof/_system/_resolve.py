@@ -10,15 +10,16 @@ import inspect
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from oloproof._exceptions import ConfigError
 from oloproof._system._decorators import DECLARATION_ATTRIBUTE, SystemDeclaration
+from oloproof._system._parameters import check_takes_parameters, resolve_parameters
 from oloproof.config._load import Project
 from oloproof.config._project import RagSettings
-from oloproof.config._settings import REQUIRED, NameAndVersion, RagParameters, is_required, setting_paths
+from oloproof.config._settings import NameAndVersion, RagParameters, SystemConfig, is_required, setting_paths
 
 __all__ = [
     "SystemConfig",
@@ -30,34 +31,6 @@ __all__ = [
 ]
 
 
-class _Target(BaseModel):
-    """What the system is and where it was imported from."""
-
-    kind: Literal["rag", "plain", "recorded"]
-    """``rag`` (staged), ``plain`` (one function) or ``recorded`` (no system: the
-    dataset's rows are evaluated as they were recorded)."""
-
-    object: str
-    """``module:attribute`` the system was imported from."""
-
-
-class SystemConfig(RagParameters, NameAndVersion, _Target):
-    """The effective configuration of the system under evaluation.
-
-    Its JSON is hashed into stage identities and recorded in run manifests.
-    ``name`` and ``version`` are always set; the RAG parameters are ``None``
-    for a plain system.
-    """
-
-    # Pydantic orders fields from the last base to the first: kind and object,
-    # then name and version, then the RAG parameters.
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    # Redeclared (in place: the order above holds) because resolving refuses a system without them.
-    name: Annotated[str, REQUIRED]
-    version: Annotated[str, REQUIRED]
-
-
 @dataclass(frozen=True)
 class SystemHandle:
     """The live system: its configuration and the callables to run."""
@@ -65,6 +38,12 @@ class SystemHandle:
     config: SystemConfig
     target: Any
     """The instance (RAG) or the function (plain)."""
+
+    retriever_params: BaseModel | None = None
+    """The retriever's declared parameters: ``retrieve``'s third argument when set."""
+
+    generator_params: BaseModel | None = None
+    """The generator's (or plain function's) declared parameters: its last argument when set."""
 
     @property
     def retrieve(self) -> Any:
@@ -151,8 +130,13 @@ def resolve_system(project: Project) -> SystemHandle:
         # Any importable callable would otherwise run with each case's input (os:system).
         raise project.error(f"{settings.object} is not declared as a system: decorate it with "
                             "@oloproof.system(name=..., version=...)", ("system", "object"))  # fmt: skip
-    config = SystemConfig(kind="plain", object=settings.object, **_merged(project, declared, None))
-    return SystemHandle(config=config, target=target)
+    generator = resolve_parameters(project, declared.generator, settings.generator, ("system", "generator"),
+                                   settings.object)  # fmt: skip
+    if generator is not None:
+        check_takes_parameters(project, target, f"{settings.object}(input, params)", ("system", "generator"))
+    config = SystemConfig(kind="plain", object=settings.object, **_merged(project, declared, None),
+                          generator=_json(generator))  # fmt: skip
+    return SystemHandle(config=config, target=target, generator_params=generator)
 
 
 def _resolve_rag(project: Project, rag: RagSettings) -> SystemHandle:
@@ -162,7 +146,7 @@ def _resolve_rag(project: Project, rag: RagSettings) -> SystemHandle:
     target = import_object(rag.object, project=project, location=location)
     declared = _declaration(target) or SystemDeclaration(kind="rag")
     try:
-        instance = target() if inspect.isclass(target) else target
+        instance: Any = target() if inspect.isclass(target) else target
     except Exception as exc:  # noqa: BLE001 - a constructor may need a key or an index that is missing
         first_line = (str(exc).strip().splitlines() or [""])[0]
         raise project.error(
@@ -171,7 +155,21 @@ def _resolve_rag(project: Project, rag: RagSettings) -> SystemHandle:
     for method in ("retrieve", "generate"):
         if not callable(getattr(instance, method, None)):
             raise project.error(f"{rag.object} has no {method}() method", location)
-    config = SystemConfig(kind="rag", object=rag.object, **_merged(project, declared, rag))
+    if project.config.system is not None and project.config.system.generator is not None:
+        raise project.error("a staged system's generator parameters go under system.rag.generator",
+                            ("system", "generator"))  # fmt: skip
+    retriever = resolve_parameters(project, declared.retriever, rag.retriever, ("system", "rag", "retriever"),
+                                   rag.object)  # fmt: skip
+    generator = resolve_parameters(project, declared.generator, rag.generator, ("system", "rag", "generator"),
+                                   rag.object)  # fmt: skip
+    if retriever is not None:
+        check_takes_parameters(project, instance.retrieve, f"{rag.object}.retrieve(input, depth, params)",
+                               ("system", "rag", "retriever"))  # fmt: skip
+    if generator is not None:
+        check_takes_parameters(project, instance.generate, f"{rag.object}.generate(input, context, params)",
+                               ("system", "rag", "generator"))  # fmt: skip
+    config = SystemConfig(kind="rag", object=rag.object, **_merged(project, declared, rag),
+                          retriever=_json(retriever), generator=_json(generator))  # fmt: skip
     if config.top_k is not None and config.depth is not None and config.top_k > config.depth:
         raise project.error(
             f"top_k ({config.top_k}) cannot exceed depth ({config.depth})", ("system", "rag", "top_k")
@@ -182,7 +180,11 @@ def _resolve_rag(project: Project, rag: RagSettings) -> SystemHandle:
             "(Oloproof never estimates tokens)",
             ("system", "rag", "token_budget"),
         )
-    return SystemHandle(config=config, target=instance)
+    return SystemHandle(config=config, target=instance, retriever_params=retriever, generator_params=generator)
+
+
+def _json(parameters: BaseModel | None) -> dict[str, Any] | None:
+    return None if parameters is None else parameters.model_dump(mode="json")
 
 
 RECORDED_VERSION = "recorded"

@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from oloproof._limits import MAX_NAME
-from oloproof.config._settings import NameAndVersion, RagParameters, text_settings
+from oloproof.config._settings import NameAndVersion, RagParameters, omit_undeclared, text_settings
 from oloproof.providers import ProviderConfig
 
 __all__ = ["ProjectConfig", "RagSettings", "StageTimeouts", "SystemSettings", "TaskRunnerSettings"]
@@ -42,16 +42,29 @@ class RagSettings(RagParameters, _RagObject):
     """``system.rag``: where the staged system lives and how it is run.
 
     Its settings are those of ``RagParameters``; each overrides the decorator's.
+    The ``retriever`` and ``generator`` blocks set the system's own parameters,
+    checked against the models its decorator names when the system is resolved.
     """
 
     # Pydantic orders fields from the last base to the first: ``object`` stays
     # first, so of several errors it is still the one reported.
     model_config = ConfigDict(extra="forbid")
 
+    retriever: dict[str, Any] | None = None
+    """Values of the retriever's declared parameters (``@rag_system(retriever=Model)``)."""
+
+    generator: dict[str, Any] | None = None
+    """Values of the generator's declared parameters (``@rag_system(generator=Model)``)."""
+
     @field_validator(*text_settings(RagParameters), mode="before")
     @classmethod
     def _versions_are_text(cls, value: Any) -> Any:
         return _as_text(value)
+
+    @model_serializer(mode="wrap")
+    def _omit_undeclared(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A file without blocks dumps as it did before they existed (the run's config hash).
+        return omit_undeclared(handler(self))
 
 
 class SystemSettings(NameAndVersion):
@@ -68,10 +81,17 @@ class SystemSettings(NameAndVersion):
     rag: RagSettings | None = None
     """Settings of a staged RAG system."""
 
+    generator: dict[str, Any] | None = None
+    """Values of a plain system's declared parameters (``@system(generator=Model)``)."""
+
     @field_validator(*text_settings(NameAndVersion), mode="before")
     @classmethod
     def _text(cls, value: Any) -> Any:
         return _as_text(value)
+
+    @model_serializer(mode="wrap")
+    def _omit_undeclared(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return omit_undeclared(handler(self))
 
 
 class TaskRunnerSettings(BaseModel):

@@ -11,17 +11,20 @@ every stage identity. Numbers are strict: ``top_k: "2"`` is refused, not read as
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, SerializerFunctionWrapHandler, model_serializer
 
 from oloproof._limits import MAX_NAME
 
 __all__ = [
+    "PARAMETER_BLOCKS",
     "REQUIRED",
     "NameAndVersion",
     "RagParameters",
+    "SystemConfig",
     "is_required",
+    "omit_undeclared",
     "setting_paths",
     "text_settings",
 ]
@@ -76,16 +79,72 @@ class RagParameters(BaseModel):
     """An optional version of the retriever code (retrieval identity; at most 256 characters)."""
 
 
+PARAMETER_BLOCKS = ("retriever", "generator")
+"""The stages a system may declare its own parameters for, by the name of their block."""
+
+
+def omit_undeclared(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` less each parameter block that is ``None`` (not declared).
+
+    A system without parameters dumps to exactly the JSON it dumped before they
+    existed, so its stage identities and every record hashed from it stay as they were.
+    """
+    return {key: value for key, value in data.items() if key not in PARAMETER_BLOCKS or value is not None}
+
+
+class _Target(BaseModel):
+    """What the system is and where it was imported from."""
+
+    kind: Literal["rag", "plain", "recorded"]
+    """``rag`` (staged), ``plain`` (one function) or ``recorded`` (no system: the
+    dataset's rows are evaluated as they were recorded)."""
+
+    object: str
+    """``module:attribute`` the system was imported from."""
+
+
+class SystemConfig(RagParameters, NameAndVersion, _Target):
+    """The effective configuration of the system under evaluation.
+
+    Its JSON is hashed into stage identities and recorded in run manifests.
+    ``name`` and ``version`` are always set; the RAG parameters are ``None``
+    for a plain system. The parameter blocks appear in the JSON only when the
+    system declares them.
+    """
+
+    # Pydantic orders fields from the last base to the first: kind and object,
+    # then name and version, then the RAG parameters, then the parameter blocks.
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # Redeclared (in place: the order above holds) because resolving refuses a system without them.
+    name: Annotated[str, REQUIRED]
+    version: Annotated[str, REQUIRED]
+
+    retriever: dict[str, JsonValue] | None = None
+    """The retriever's declared parameters as JSON (retrieval identity); ``None`` when
+    the system declares none."""
+
+    generator: dict[str, JsonValue] | None = None
+    """The generator's declared parameters as JSON (generation identity); for a plain
+    system, its own. ``None`` when the system declares none."""
+
+    @model_serializer(mode="wrap")
+    def _omit_undeclared(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return omit_undeclared(handler(self))
+
+
 def is_required(model: type[BaseModel], name: str) -> bool:
     """Whether the setting ``name`` of ``model`` is marked :data:`REQUIRED`."""
     return any(item is REQUIRED for item in model.model_fields[name].metadata)
 
 
 def setting_paths() -> dict[str, tuple[str, ...]]:
-    """Each setting's key path in ``oloproof.yaml``, in declaration order."""
+    """Each setting's key path in ``oloproof.yaml``, in declaration order, then the
+    staged system's parameter blocks."""
     return {
         **{name: ("system", name) for name in NameAndVersion.model_fields},
         **{name: ("system", "rag", name) for name in RagParameters.model_fields},
+        **{name: ("system", "rag", name) for name in PARAMETER_BLOCKS},
     }
 
 

@@ -2,22 +2,24 @@
 
 It calls the service's groundedness detection REST API (``text:detectGroundedness``)
 with the query, the answer and the passages of the assembled context, and passes
-when no ungrounded content is detected. It needs the service's endpoint and the
-name of the environment variable holding its key; without both it is refused
-when the project loads. The service has no SDK of its own for this preview API,
-so one HTTP request is made with ``httpx``; a failed request is a recorded judge
-error (not retried: the run's next re-run judges it again).
+when no ungrounded content is detected. The service is a provider like the
+judges' models: ``provider`` names a ``type: content_safety`` entry of
+``providers:`` (its endpoint, key variable, limits, timeout and retries). The
+older inline form, ``endpoint`` and ``api_key_env`` on the evaluator itself, is
+still read: it makes a provider of those, with the provider defaults but for its
+``timeout_s``. Either way the call goes through a `ProviderPool`, so it is
+limited, retried and accounted as every judge call is, and the key is read from
+the environment by the pool alone.
 """
 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from oloproof.evaluators._base import (
     MISSING,
@@ -31,27 +33,39 @@ from oloproof.evaluators._base import (
     evaluator,
 )
 from oloproof.evaluators._fields import query_text, text_field
+from oloproof.evaluators._judges import call_record
 from oloproof.evaluators._passages import context_sources, input_text
+
+if TYPE_CHECKING:
+    from oloproof.providers import ProviderPool
 
 __all__ = ["GroundednessPro"]
 
-API_PATH = "/contentsafety/text:detectGroundedness"
+INLINE_PROVIDER = "content_safety"
+"""The provider name the calls of the inline form are accounted under."""
+
+_INLINE = ("endpoint", "api_key_env", "timeout_s")
 
 
 class GroundednessProOptions(EvaluatorOptions):
     """Options of ``groundedness_pro``."""
 
+    provider: str | None = None
+    """The name of a ``type: content_safety`` entry of ``providers:``."""
+
     endpoint: str | None = None
-    """The content-safety resource's endpoint, e.g. ``https://<name>.cognitiveservices.azure.com``."""
+    """Inline form, without ``provider``: the content-safety resource's endpoint,
+    e.g. ``https://<name>.cognitiveservices.azure.com``."""
 
     api_key_env: str | None = None
-    """The name of the environment variable holding the resource's key."""
+    """Inline form, without ``provider``: the name of the environment variable holding
+    the resource's key."""
 
     api_version: str = "2024-09-15-preview"
     """The groundedness detection API version."""
 
     timeout_s: float = Field(default=30.0, strict=True, gt=0, allow_inf_nan=False)
-    """Seconds one request may take."""
+    """Inline form only: seconds one request may take (a provider has its own)."""
 
     query_field: str | None = "question"
     """Dotted path of the query in the case input (``null``: the input itself)."""
@@ -71,18 +85,69 @@ class GroundednessPro(Evaluator):
     inputs = ("query", "response", "context")
     required_inputs = ("response", "context")
 
+    def __init__(self, options: EvaluatorOptions) -> None:
+        super().__init__(options)
+        self._inline: ProviderPool | None = None
+
     def configure(self, *, providers: Mapping[str, Any], directory: Path | None) -> None:
+        name = self.options.provider
+        if name is not None:
+            given = [option for option in _INLINE if option in self.options.model_fields_set]
+            if given:
+                raise OptionError(f"{given[0]} belongs to the provider {name!r}, not to groundedness_pro", given[0])
+            if name not in providers:
+                configured = ", ".join(sorted(providers)) or "none"
+                raise OptionError(f"no provider named {name!r} (configured: {configured})", "provider")
+            if providers[name].type != "content_safety":
+                raise OptionError(f"provider {name!r} is {providers[name].type}; groundedness_pro needs a "
+                                  "content_safety provider", "provider")  # fmt: skip
+            return
+        self._inline = self._inline_pool()
+
+    def _inline_pool(self) -> ProviderPool:
+        """The pool of the inline form's one provider, checked as a run checks its providers."""
+        from oloproof._exceptions import ProviderConfigError
+        from oloproof.providers import ProviderConfig, ProviderPool
+
         if not self.options.endpoint or not self.options.api_key_env:
             raise OptionError(
-                "groundedness_pro calls a content-safety service: set its endpoint and "
-                "api_key_env (the name of the variable holding its key)",
+                "groundedness_pro calls a content-safety service: name a content_safety provider, or set its "
+                "endpoint and api_key_env (the name of the variable holding its key)",
                 "endpoint" if not self.options.endpoint else "api_key_env",
             )
-        if not os.environ.get(self.options.api_key_env, "").strip():
+        try:
+            config = ProviderConfig(type="content_safety", endpoint=self.options.endpoint,
+                                    api_key_env=self.options.api_key_env, timeout_s=self.options.timeout_s)  # fmt: skip
+        except ValidationError as error:  # the value stays out of the message
+            first = error.errors()[0]
+            option = str(first["loc"][0]) if first["loc"] else "endpoint"
+            raise OptionError(str(first["msg"]).removeprefix("Value error, "), option) from None
+        pool = ProviderPool({INLINE_PROVIDER: config}, os.environ)
+        try:
+            pool.check([INLINE_PROVIDER])
+        except ProviderConfigError:
             raise OptionError(
                 f"the environment variable {self.options.api_key_env} (the content-safety key) is not set",
                 "api_key_env",
-            )
+            ) from None
+        return pool
+
+    def spec(self) -> dict[str, Any]:
+        spec = super().spec()
+        if spec["options"].get("provider") is None:  # absent: specs (and identities) as before providers
+            spec["options"].pop("provider", None)
+        return spec
+
+    def identity(self) -> dict[str, Any]:
+        identity = super().identity()
+        if self.options.provider is None:
+            return identity
+        # As for the other judges: the provider's type, not its local name, decides a judgment.
+        options = {k: v for k, v in identity["options"].items() if k not in ("provider", *_INLINE)}
+        return {**identity, "options": options, "provider_type": "content_safety"}
+
+    def providers(self) -> tuple[str, ...]:
+        return () if self.options.provider is None else (self.options.provider,)
 
     def read(self, case: CaseView) -> dict[str, Any] | Verdict:
         context = self.mapped(case, "context")
@@ -110,9 +175,8 @@ class GroundednessPro(Evaluator):
         return {"query": query, "response": input_text(answer), "sources": sources}
 
     async def judge(self, fields: dict[str, Any], ctx: JudgeContext) -> Verdict:
-        import httpx
+        from oloproof.providers._content_safety import groundedness_request
 
-        key = os.environ.get(self.options.api_key_env or "", "")
         body: dict[str, Any] = {
             "domain": "Generic",
             "task": "QnA" if fields["query"] else "Summarization",
@@ -122,32 +186,18 @@ class GroundednessPro(Evaluator):
         }
         if fields["query"]:
             body["qna"] = {"query": fields["query"]}
-        url = f"{(self.options.endpoint or '').rstrip('/')}{API_PATH}"
-        started = time.perf_counter()
-        call: dict[str, Any] = {
-            "provider": "content_safety", "provider_type": "content_safety", "model": self.options.api_version,
-        }  # fmt: skip
-        try:
-            async with httpx.AsyncClient(timeout=self.options.timeout_s) as client:
-                reply = await client.post(url, params={"api-version": self.options.api_version}, json=body,
-                                          headers={"Ocp-Apim-Subscription-Key": key})  # fmt: skip
-        except httpx.HTTPError as exc:
-            return Verdict.error(f"{type(exc).__name__}: content-safety request failed", call=call)
-        call["latency_ms"] = (time.perf_counter() - started) * 1000
-        text = reply.text.replace(key, "[redacted]") if key else reply.text
-        if reply.status_code != 200:
-            return Verdict.error(f"content-safety service answered {reply.status_code}",
-                                 call={**call, "raw_reply": text[:2000]})  # fmt: skip
-        try:
-            data = reply.json()
-            ungrounded = data["ungroundedDetected"]
-        except (ValueError, KeyError, TypeError):
-            return Verdict.error("content-safety reply has no ungroundedDetected",
-                                 call={**call, "raw_reply": text[:2000]})  # fmt: skip
-        if not isinstance(ungrounded, bool):
-            return Verdict.error("content-safety reply has no ungroundedDetected",
-                                 call={**call, "raw_reply": text[:2000]})  # fmt: skip
+        pool, name = (self._inline, INLINE_PROVIDER) if self.options.provider is None else (
+            ctx.providers, self.options.provider)  # fmt: skip
+        if pool is None:  # configure() made or checked it: only a misuse gets here
+            raise RuntimeError("no provider pool for groundedness_pro")
+        call = await pool.judge(name, groundedness_request(body, self.options.api_version))
+        record = {**call_record(call, ""), "prompt_hash": None}  # no prompt: the body is the fields
+        if record["raw_reply"]:
+            record["raw_reply"] = record["raw_reply"][:2000]
+        if not call.ok or call.data is None:
+            return Verdict.error(call.error or "content-safety call failed", call=record)
+        ungrounded = call.data["ungroundedDetected"]
         reason = ("The service found ungrounded content in the response." if ungrounded
                   else "The service found the response consistent with the context.")  # fmt: skip
-        return Verdict(score=0.0 if ungrounded else 1.0, passed=not ungrounded, reason=reason, call=call,
-                       detail={"ungrounded_percentage": data.get("ungroundedPercentage")})
+        return Verdict(score=0.0 if ungrounded else 1.0, passed=not ungrounded, reason=reason, call=record,
+                       detail={"ungrounded_percentage": call.data.get("ungroundedPercentage")})

@@ -9,27 +9,16 @@
   trec_eval's ``relevance_level``; nDCG with linear gain, as ``ndcg_cut_k``, or
   exponential gain on request).
 * :func:`gain_batch` / :func:`stack_gains` build a :class:`GainBatch` of many
-  queries, and the ``*_batch`` kernels compute a metric for all of them at once,
-  with the per-query kernels' values bit for bit.
+  queries, and the ``*_batch`` kernels compute a metric for all of them at once.
+  Each metric has that one kernel; the per-query functions above call it on a
+  batch of one, so a query's value never depends on the others computed with it.
 * :func:`document_retrieval` is the Azure AI evaluation SDK's composite
   (nDCG with exponential gain, xDCG, fidelity, top relevance, holes).
 
 The evaluators wrap these kernels; nothing here knows about cases or runs.
 """
 
-from oloproof.metrics._batch import (
-    GainBatch,
-    average_precision_at_k_batch,
-    gain_batch,
-    hit_rate_at_k_batch,
-    ndcg_at_k_batch,
-    precision_at_k_batch,
-    r_precision_batch,
-    ranked_metric_batch,
-    recall_at_k_batch,
-    reciprocal_rank_at_k_batch,
-    stack_gains,
-)
+from oloproof.metrics._batch import GainBatch, gain_batch, stack_gains
 from oloproof.metrics._composite import (
     DOCUMENT_RETRIEVAL_LOWER_IS_BETTER,
     DOCUMENT_RETRIEVAL_THRESHOLDS,
@@ -40,6 +29,16 @@ from oloproof.metrics._composite import (
     document_retrieval_thresholds,
 )
 from oloproof.metrics._kernels import (
+    average_precision_at_k_batch,
+    hit_rate_at_k_batch,
+    ndcg_at_k_batch,
+    precision_at_k_batch,
+    r_precision_batch,
+    ranked_metric_batch,
+    recall_at_k_batch,
+    reciprocal_rank_at_k_batch,
+)
+from oloproof.metrics._per_query import (
     average_precision_at_k,
     dcg_at_k,
     hit_rate_at_k,

@@ -1,20 +1,15 @@
-"""Ranking metrics over many queries at once: the batch form of the kernels.
+"""Many queries' gain arrays as one batch: what every ranking kernel reads.
 
 A :class:`GainBatch` holds every query's per-rank gains as one zero-padded matrix
 (row ``i`` is query ``i``, column ``j`` rank ``j + 1``) and the judged relevant
-grades of every query in compressed rows (descending within a row). Each
-``*_batch`` kernel computes its metric for all rows with a handful of numpy
-operations and returns one value per row.
-
-The values are those of the per-query kernels of :mod:`oloproof.metrics._kernels`
-bit for bit: the same products and quotients, summed rank by rank in the same
-order, and the same discount table. Zero padding changes nothing, as ranks past a
-ranking's end count as non-relevant there too.
+grades of every query in compressed rows (descending within a row). The kernels
+of :mod:`oloproof.metrics._kernels` compute a metric for all rows at once; zero
+padding changes nothing, as ranks past a ranking's end count as non-relevant.
 
 Build a batch from unit ids and judgements with :func:`gain_batch` (what
-:func:`~oloproof.metrics.relevance_gains` does for one query) or from per-query
-gain arrays with :func:`stack_gains`. A row without a relevant unit makes every
-kernel raise :class:`~oloproof._exceptions.StatsError`, naming the row.
+:func:`~oloproof.metrics.relevance_gains` does for one query), from per-query
+gain arrays with :func:`stack_gains`, or from one query's arrays with
+:func:`one_query` (what the per-query functions do).
 """
 
 from __future__ import annotations
@@ -24,38 +19,14 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
-from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oloproof._exceptions import ConfigError, StatsError
-from oloproof.metrics._kernels import (
-    UNDERFLOW,
-    Gain,
-    _validated,
-    check_gain,
-    check_k,
-    check_ranked,
-    check_relevance_level,
-    exponential_gains,
-    log2_ranks,
-)
-from oloproof.metrics._spec import MetricSpec
+from oloproof._exceptions import StatsError
+from oloproof.metrics._checks import check_k, check_relevance_level, validated
 
-__all__ = [
-    "GainBatch",
-    "average_precision_at_k_batch",
-    "gain_batch",
-    "hit_rate_at_k_batch",
-    "ndcg_at_k_batch",
-    "precision_at_k_batch",
-    "r_precision_batch",
-    "ranked_metric_batch",
-    "recall_at_k_batch",
-    "reciprocal_rank_at_k_batch",
-    "stack_gains",
-]
+__all__ = ["GainBatch", "gain_batch", "one_query", "stack_gains"]
 
 
 @dataclass(frozen=True)
@@ -242,7 +213,7 @@ def stack_gains(
     ideals: list[NDArray[np.float64]] = []
     for index, (gains, ideal) in enumerate(pairs):
         try:
-            gain_array, ideal_array = _validated(gains, ideal)
+            gain_array, ideal_array = validated(gains, ideal)
         except StatsError as error:
             raise StatsError(f"query {index}: {error}") from None
         rows.append(gain_array if depth is None else gain_array[:depth])
@@ -258,223 +229,16 @@ def stack_gains(
     )
 
 
-# kernels --------------------------------------------------------------------------
-
-
-def _top(batch: GainBatch, k: int) -> NDArray[np.float64]:
-    if batch.depth is not None and k > batch.depth:
-        raise ConfigError(
-            f"the batch holds only the first {batch.depth} ranks of each ranking; "
-            f"a cutoff of {k} needs more",
-            field="k",
-        )
-    return batch.gains[:, :k]
-
-
-def _relevant_counts(batch: GainBatch, level: float | None) -> NDArray[np.int64]:
-    counts = batch.relevant_counts(level)
-    empty = np.flatnonzero(counts == 0)
-    if empty.size:
-        at = "" if level is None else f" at relevance_level {level:g}"
-        raise StatsError(
-            f"query {int(empty[0])} of the batch ({empty.size} in all) has no relevant "
-            f"unit{at}, so the metric is undefined (exclude it with reason "
-            "'no_relevance_labels')"
-        )
-    return counts
-
-
-def _binary(
-    batch: GainBatch, k: int | None, level: float | None
-) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
-    level = check_relevance_level(level)
-    counts = _relevant_counts(batch, level)
-    top = batch.gains if k is None else _top(batch, k)
-    relevant = top > 0.0 if level is None else top >= level
-    return relevant, counts
-
-
-def _ranked_sums(matrix: NDArray[np.float64]) -> NDArray[np.float64]:
-    # Column by column, in rank order: each row adds exactly as the per-query
-    # kernels' rank-by-rank sum does.
-    total = np.zeros(matrix.shape[0], dtype=np.float64)
-    for column in range(matrix.shape[1]):
-        total += matrix[:, column]
-    return total
-
-
-def hit_rate_at_k_batch(
-    batch: GainBatch, k: int, *, relevance_level: float | None = None
-) -> NDArray[np.float64]:
-    """:func:`~oloproof.metrics.hit_rate_at_k` of every query of ``batch``.
-
-    Args:
-        batch: The queries' gains.
-        k: Rank cutoff, an int >= 1.
-        relevance_level: The lowest grade that counts as relevant; ``None``: any
-            grade above 0.
-
-    Returns:
-        ``(n,)`` values, one per query.
+def one_query(gains: ArrayLike, ideal: ArrayLike) -> GainBatch:
+    """A batch of one query, from its ``(gains, ideal)`` arrays.
 
     Raises:
-        StatsError: If a query has no relevant unit.
-        ConfigError: If ``k`` or ``relevance_level`` is invalid, or ``k`` exceeds
-            the batch's depth.
+        StatsError: If the arrays are invalid (see :func:`validated`) or the query
+            has no relevant unit.
     """
-    relevant, _ = _binary(batch, check_k(k), relevance_level)
-    # numpy types any(axis=...) as a scalar or an array; on a 2-D array it is an array.
-    return cast(NDArray[np.bool_], relevant.any(axis=1)).astype(np.float64)
-
-
-def recall_at_k_batch(
-    batch: GainBatch, k: int, *, relevance_level: float | None = None
-) -> NDArray[np.float64]:
-    """:func:`~oloproof.metrics.recall_at_k` of every query of ``batch``.
-
-    Args, returns and raises as :func:`hit_rate_at_k_batch`.
-    """
-    relevant, counts = _binary(batch, check_k(k), relevance_level)
-    return np.count_nonzero(relevant, axis=1) / counts
-
-
-def precision_at_k_batch(
-    batch: GainBatch, k: int, *, relevance_level: float | None = None
-) -> NDArray[np.float64]:
-    """:func:`~oloproof.metrics.precision_at_k` of every query of ``batch``.
-
-    Args, returns and raises as :func:`hit_rate_at_k_batch`.
-    """
-    k = check_k(k)
-    relevant, _ = _binary(batch, k, relevance_level)
-    return np.count_nonzero(relevant, axis=1) / float(k)
-
-
-def reciprocal_rank_at_k_batch(
-    batch: GainBatch, k: int, *, relevance_level: float | None = None
-) -> NDArray[np.float64]:
-    """:func:`~oloproof.metrics.reciprocal_rank_at_k` of every query of ``batch``.
-
-    Args, returns and raises as :func:`hit_rate_at_k_batch`.
-    """
-    relevant, _ = _binary(batch, check_k(k), relevance_level)
-    if relevant.shape[1] == 0:
-        return np.zeros(relevant.shape[0], dtype=np.float64)
-    first = np.argmax(relevant, axis=1).astype(np.float64)
-    return np.where(relevant.any(axis=1), 1.0 / (first + 1.0), 0.0)
-
-
-def average_precision_at_k_batch(
-    batch: GainBatch, k: int, *, relevance_level: float | None = None
-) -> NDArray[np.float64]:
-    """:func:`~oloproof.metrics.average_precision_at_k` of every query of ``batch``.
-
-    Args, returns and raises as :func:`hit_rate_at_k_batch`.
-    """
-    relevant, counts = _binary(batch, check_k(k), relevance_level)
-    ranks = np.arange(1, relevant.shape[1] + 1, dtype=np.float64)
-    precisions = np.where(relevant, np.cumsum(relevant, axis=1, dtype=np.float64) / ranks, 0.0)
-    return _ranked_sums(precisions) / counts
-
-
-def r_precision_batch(
-    batch: GainBatch, *, relevance_level: float | None = None
-) -> NDArray[np.float64]:
-    """:func:`~oloproof.metrics.r_precision` of every query of ``batch``.
-
-    Args:
-        batch: The queries' gains; a cut batch must reach every query's ``R``.
-        relevance_level: The lowest grade that counts as relevant; ``None``: any
-            grade above 0.
-
-    Returns:
-        ``(n,)`` values, one per query.
-
-    Raises:
-        StatsError: If a query has no relevant unit.
-        ConfigError: If ``relevance_level`` is invalid, or a query's ``R``
-            exceeds the batch's depth.
-    """
-    relevant, counts = _binary(batch, None, relevance_level)
-    deepest = int(counts.max(initial=0))
-    if batch.depth is not None and deepest > batch.depth:
-        raise ConfigError(
-            f"the batch holds only the first {batch.depth} ranks of each ranking; "
-            f"R-precision of a query with {deepest} relevant units needs more",
-            field="depth",
-        )
-    within = np.arange(relevant.shape[1])[None, :] < counts[:, None]
-    return np.count_nonzero(relevant & within, axis=1) / counts
-
-
-def ndcg_at_k_batch(batch: GainBatch, k: int, *, gain: Gain = "linear") -> NDArray[np.float64]:
-    """:func:`~oloproof.metrics.ndcg_at_k` of every query of ``batch``.
-
-    Args:
-        batch: The queries' gains.
-        k: Rank cutoff, an int >= 1.
-        gain: ``linear`` (the grade) or ``exponential`` (``2**grade - 1``).
-
-    Returns:
-        ``(n,)`` values, one per query.
-
-    Raises:
-        StatsError: If a query has no relevant unit.
-        ConfigError: If ``k`` or ``gain`` is invalid, or ``k`` exceeds the
-            batch's depth.
-    """
-    k = check_k(k)
-    check_gain(gain)
-    _relevant_counts(batch, None)
-    top = _top(batch, k)
-    best = batch.ideal_top(k)
-    if gain == "exponential":
-        top, best = exponential_gains(top), exponential_gains(best)
-    dcg = _ranked_sums(top / log2_ranks(top.shape[1]))
-    idcg = _ranked_sums(best / log2_ranks(k))
-    zero = np.flatnonzero(idcg == 0.0)
-    if zero.size:
-        raise StatsError(f"query {int(zero[0])} of the batch: {UNDERFLOW}")
-    return dcg / idcg
-
-
-def ranked_metric_batch(
-    spec: MetricSpec,
-    batch: GainBatch,
-    *,
-    relevance_level: float | None = None,
-    gain: Gain = "linear",
-) -> NDArray[np.float64]:
-    """:func:`~oloproof.metrics.ranked_metric` of every query of ``batch``.
-
-    Args:
-        spec: A ``hit_rate``, ``recall``, ``precision``, ``mrr``, ``map`` or
-            ``ndcg`` spec with a cutoff, or ``r_precision``.
-        batch: The queries' gains.
-        relevance_level: For the binary metrics (all but ``ndcg``).
-        gain: For ``ndcg``.
-
-    Returns:
-        ``(n,)`` values, one per query.
-
-    Raises:
-        ConfigError: As :func:`~oloproof.metrics.ranked_metric`, or if the cutoff
-            exceeds the batch's depth.
-        StatsError: If a query has no relevant unit.
-    """
-    check_ranked(spec, relevance_level=relevance_level, gain=gain)
-    if spec.name == "ndcg":
-        return ndcg_at_k_batch(batch, spec.k, gain=gain)  # type: ignore[arg-type]
-    if spec.name == "r_precision":
-        return r_precision_batch(batch, relevance_level=relevance_level)
-    kernel = _BATCH_AT_K[spec.name]
-    return kernel(batch, spec.k, relevance_level=relevance_level)  # type: ignore[arg-type]
-
-
-_BATCH_AT_K = {
-    "hit_rate": hit_rate_at_k_batch,
-    "recall": recall_at_k_batch,
-    "precision": precision_at_k_batch,
-    "mrr": reciprocal_rank_at_k_batch,
-    "map": average_precision_at_k_batch,
-}
+    gain_array, ideal_array = validated(gains, ideal)
+    return GainBatch(
+        gains=gain_array.reshape(1, -1),
+        ideal_values=ideal_array,
+        ideal_lengths=np.array([ideal_array.size], dtype=np.int64),
+    )

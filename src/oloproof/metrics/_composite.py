@@ -51,7 +51,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from oloproof._exceptions import ConfigError, StatsError
-from oloproof.metrics._kernels import float_vector
+from oloproof.metrics._checks import float_vector
 from oloproof.metrics._spec import MetricSpec
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""The LLM providers that judges run on.
+"""The providers that judges run on: LLMs, and content-safety services.
 
 ``providers:`` in ``oloproof.yaml`` names each provider (`ProviderConfig`); a
 `ProviderPool` checks them before a run and sends each `JudgeRequest` through

@@ -63,7 +63,7 @@ class JudgeCall:
     provider: str
     """The provider's configured name."""
     provider_type: str
-    """``openai``, ``azure_openai`` or ``anthropic``."""
+    """``openai``, ``azure_openai``, ``anthropic`` or ``content_safety``."""
     model: str
     """The model (deployment) asked."""
     mode: str

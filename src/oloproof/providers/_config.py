@@ -58,10 +58,12 @@ class Prices(BaseModel):
 
 
 class ProviderConfig(BaseModel):
-    """One LLM provider that judges may call, keyed by its name under ``providers:``.
+    """One provider that judges may call, keyed by its name under ``providers:``.
 
     ``type: openai`` is also any OpenAI-compatible server (vLLM, Ollama,
-    llama.cpp, LM Studio), chosen by ``base_url``.
+    llama.cpp, LM Studio), chosen by ``base_url``. ``type: content_safety`` is a
+    content-safety service (its REST API, not a model), which ``groundedness_pro``
+    calls.
     """
 
     # Inputs stay out of validation errors: a key pasted where a variable name
@@ -70,15 +72,16 @@ class ProviderConfig(BaseModel):
         frozen=True, extra="forbid", use_attribute_docstrings=True, hide_input_in_errors=True
     )
 
-    type: Literal["openai", "azure_openai", "anthropic"]
-    """``openai`` (or any OpenAI-compatible server), ``azure_openai`` or ``anthropic``."""
+    type: Literal["openai", "azure_openai", "anthropic", "content_safety"]
+    """``openai`` (or any OpenAI-compatible server), ``azure_openai``, ``anthropic`` or
+    ``content_safety``."""
 
     base_url: str | None = None
     """The API root for ``openai`` / ``anthropic``, e.g. ``http://localhost:8000/v1``; the
     official endpoint when absent."""
 
     endpoint: str | None = None
-    """``azure_openai`` only (required there): the resource URL,
+    """``azure_openai`` and ``content_safety`` only (required there): the resource URL,
     e.g. ``https://my-resource.openai.azure.com``."""
 
     api_version: str | None = None
@@ -86,8 +89,8 @@ class ProviderConfig(BaseModel):
 
     api_key_env: str | None = None
     """The NAME of the environment variable holding the API key. Required for the official
-    OpenAI endpoint and for Anthropic; an OpenAI-compatible server with a ``base_url`` may
-    go without one."""
+    OpenAI endpoint, for Anthropic and for ``content_safety``; an OpenAI-compatible server
+    with a ``base_url`` may go without one."""
 
     token_env: str | None = None
     """``azure_openai`` only: the name of a variable holding a Microsoft Entra ID bearer
@@ -168,6 +171,13 @@ class ProviderConfig(BaseModel):
             if (self.api_key_env is None) == (self.token_env is None):
                 raise ValueError("azure_openai needs exactly one of 'api_key_env' and 'token_env'")
             return self
+        if self.type == "content_safety":
+            for name in ("base_url", "api_version", "token_env"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f"content_safety takes 'endpoint' and 'api_key_env', not '{name}'")
+            if self.endpoint is None or self.api_key_env is None:
+                raise ValueError("content_safety needs 'endpoint' and 'api_key_env'")
+            return self
         for name in ("endpoint", "api_version", "token_env"):
             if getattr(self, name) is not None:
                 raise ValueError(f"'{name}' is for azure_openai only")
@@ -179,7 +189,7 @@ class ProviderConfig(BaseModel):
     @property
     def url(self) -> str:
         """The endpoint requests go to: ``base_url``, ``endpoint`` or the official one."""
-        if self.type == "azure_openai":
+        if self.type in ("azure_openai", "content_safety"):
             return str(self.endpoint)
         return self.base_url or DEFAULT_URLS[self.type]
 

@@ -146,7 +146,7 @@ class ProviderPool:
                 continue
             reason = reach(url)
             if reason is not None:
-                option = "endpoint" if self.config(name).type == "azure_openai" else "base_url"
+                option = "base_url" if self.config(name).type in ("openai", "anthropic") else "endpoint"
                 raise ProviderConfigError(
                     f"cannot reach {public_url(url)} (provider {name!r}): {reason}",
                     field=f"providers.{name}.{option}",
@@ -267,6 +267,10 @@ class ProviderPool:
             from oloproof.providers._anthropic import AnthropicAdapter
 
             adapter = AnthropicAdapter(config, credential)
+        elif config.type == "content_safety":
+            from oloproof.providers._content_safety import ContentSafetyAdapter
+
+            adapter = ContentSafetyAdapter(config, credential)
         else:
             from oloproof.providers._openai import OpenAIAdapter
 

@@ -24,7 +24,7 @@ def assembly_items(
     env: RunEnvironment, batch: Batch, retrievals: dict[str, Outcome]
 ) -> list[WorkItem]:
     """The assemble work of the batch's cases whose retrieval succeeded."""
-    system = env.system_dict
+    system = env.system.config
     counter = env.system.count_tokens
     # Counting tokens is synchronous and cheap; an async counter goes through the limiter.
     inline = env.system.config.token_budget is None or not inspect.iscoroutinefunction(counter)
@@ -40,7 +40,7 @@ def assembly_items(
                 case_id=case_id,
                 key=assembly_key(system, retrieved.key),
                 call=_count_all,
-                args=(env, candidates[: system["top_k"]]),
+                args=(env, candidates[: system.top_k]),
                 finish=functools.partial(_record, env, case_id, candidates),
                 inline=inline,
             )

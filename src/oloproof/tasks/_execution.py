@@ -32,7 +32,7 @@ def lookup_executions(env: RunEnvironment, batch: Batch) -> dict[str, dict[str, 
     """Return the cached execution of each case of the batch that has one."""
     if not _uses_execution_cache(env):
         return {}
-    system = env.system_dict
+    system = env.system.config
     keys = {case_id: execution_key(system, env.cases[case_id].input) for case_id in batch.case_ids}
     found = env.store.get_records("execute", sorted(set(keys.values())))
     env.progress("execute", sum(1 for key in keys.values() if key in found))
@@ -88,7 +88,7 @@ def record_executions(
     generations: dict[str, Outcome] | None,
 ) -> dict[str, CaseResult]:
     """Merge each case's stage outcomes and record successful executions."""
-    system = env.system_dict
+    system = env.system.config
     results: dict[str, CaseResult] = {}
     for case_id in batch.case_ids:
         if case_id in cached:

@@ -1,4 +1,8 @@
-"""The generate stage: call ``generate(input, context)`` (or a plain system)."""
+"""The generate stage: call ``generate(input, context)`` (or a plain system).
+
+A system that declares generator parameters gets them as the last argument:
+``generate(input, context, params)``, or ``function(input, params)`` for a plain one.
+"""
 
 from __future__ import annotations
 
@@ -38,7 +42,9 @@ def generation_items(
     env: RunEnvironment, batch: Batch, assemblies: dict[str, Outcome] | None
 ) -> list[WorkItem]:
     """The generate work of the batch's cases whose earlier stages succeeded."""
-    system = env.system_dict
+    system = env.system.config
+    params = env.system.generator_params
+    extra: tuple[Any, ...] = () if params is None else (params,)
     items = []
     for case_id in batch.case_ids:
         assembled = None if assemblies is None else assemblies.get(case_id)
@@ -54,7 +60,7 @@ def generation_items(
                 case_id=case_id,
                 key=generation_key(system, case_input, context),
                 call=env.system.generate,
-                args=args,
+                args=(*args, *extra),
                 finish=functools.partial(_record, env, case_id),
             )
         )

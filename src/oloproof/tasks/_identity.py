@@ -3,15 +3,19 @@
 Every key names its stage and the record schema version, so two stages with
 equal inputs can never share a cached result.
 
-- retrieval: system name, ``index_version``, ``retriever_version``, ``depth``, input;
-  never ``top_k``, ``token_budget`` or the system ``version``.
+- retrieval: system name, ``index_version``, ``retriever_version``, ``depth``, input,
+  and the retriever's declared parameters; never ``top_k``, ``token_budget``, the
+  system ``version`` or the generator's parameters.
 - assembly: the retrieval key, ``top_k``, ``token_budget`` and the system name
   and version (``count_tokens`` belongs to the system's code).
-- generation: system name and version, the input and the exact assembled
-  context (doc ids, chunk ids and texts, in order).
+- generation: system name and version, the input, the exact assembled context
+  (doc ids, chunk ids and texts, in order) and the generator's declared parameters.
 - judgment: the evaluator's identity (its spec and version, less the options that
   only turn scores into verdicts) plus exactly the fields it read.
 - execution: the whole system configuration plus the input.
+
+Declared parameters enter an identity only when the system declares them: a system
+without any keeps the identities it had before they existed.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from oloproof._json import canonical_json, content_hash
+from oloproof.config._settings import SystemConfig
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -38,37 +43,35 @@ def _key(stage: str, identity: dict[str, Any]) -> str:
     return content_hash({"stage": stage, "schema": SCHEMA_VERSION, **identity})
 
 
-def retrieval_key(system: dict[str, Any], case_input: Any) -> str:
+def retrieval_key(system: SystemConfig, case_input: Any) -> str:
     """Identity of one ``retrieve`` call."""
-    return _key(
-        "retrieve",
-        {
-            "system": system["name"],
-            "index_version": system["index_version"],
-            "retriever_version": system.get("retriever_version"),
-            "depth": system["depth"],
-            "input": case_input,
-        },
-    )
+    identity: dict[str, Any] = {
+        "system": system.name,
+        "index_version": system.index_version,
+        "retriever_version": system.retriever_version,
+        "depth": system.depth,
+        "input": case_input,
+    }
+    if system.retriever is not None:
+        identity["retriever"] = system.retriever
+    return _key("retrieve", identity)
 
 
-def assembly_key(system: dict[str, Any], retrieval: str) -> str:
+def assembly_key(system: SystemConfig, retrieval: str) -> str:
     """Identity of assembling one retrieval into a context."""
     return _key(
         "assemble",
         {
-            "system": system["name"],
-            "version": system["version"],
+            "system": system.name,
+            "version": system.version,
             "retrieval": retrieval,
-            "top_k": system["top_k"],
-            "token_budget": system.get("token_budget"),
+            "top_k": system.top_k,
+            "token_budget": system.token_budget,
         },
     )
 
 
-def generation_key(
-    system: dict[str, Any], case_input: Any, context: list[dict[str, Any]] | None
-) -> str:
+def generation_key(system: SystemConfig, case_input: Any, context: list[dict[str, Any]] | None) -> str:
     """Identity of one ``generate`` call (or one plain system call)."""
     passages = (
         None
@@ -78,10 +81,11 @@ def generation_key(
             for p in context
         ]
     )
-    return _key(
-        "generate",
-        {"system": system["name"], "version": system["version"], "input": case_input, "context": passages},
-    )
+    identity: dict[str, Any] = {"system": system.name, "version": system.version, "input": case_input,
+                                "context": passages}  # fmt: skip
+    if system.generator is not None:
+        identity["generator"] = system.generator
+    return _key("generate", identity)
 
 
 JUDGMENT_FORMAT = 2
@@ -93,7 +97,8 @@ def judgment_key(identity: dict[str, Any], fields: dict[str, Any]) -> str:
     return _key("judge", {"format": JUDGMENT_FORMAT, "evaluator": identity, "fields": fields})
 
 
-def execution_key(system: dict[str, Any], case_input: Any) -> str:
-    """Identity of executing a case end to end under a whole system configuration."""
-    configuration = {key: value for key, value in system.items() if key != "object"}
+def execution_key(system: SystemConfig, case_input: Any) -> str:
+    """Identity of executing a case end to end under a whole system configuration
+    (where the object was imported from aside; declared parameters included)."""
+    configuration = system.model_dump(mode="json", exclude={"object"})
     return _key("execute", {"system": configuration, "input": case_input})

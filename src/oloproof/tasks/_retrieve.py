@@ -1,4 +1,7 @@
-"""The retrieve stage: call ``retrieve(input, depth)`` and record positions."""
+"""The retrieve stage: call ``retrieve(input, depth)`` and record positions.
+
+A system that declares retriever parameters is called ``retrieve(input, depth, params)``.
+"""
 
 from __future__ import annotations
 
@@ -23,8 +26,10 @@ def retrieval_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
     """The retrieve work of a batch, keyed by retrieval identity."""
     if env.recorded is not None:
         return _replay_items(env, batch)
-    system = env.system_dict
-    depth = system["depth"]
+    system = env.system.config
+    depth = _depth(env)
+    params = env.system.retriever_params
+    extra: tuple[Any, ...] = () if params is None else (params,)
     items = []
     for case_id in batch.case_ids:
         case_input = env.cases[case_id].input
@@ -33,7 +38,7 @@ def retrieval_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
                 case_id=case_id,
                 key=retrieval_key(system, case_input),
                 call=env.system.retrieve,
-                args=(case_input, depth),
+                args=(case_input, depth, *extra),
                 finish=functools.partial(_record, env, case_id, depth=depth),
             )
         )
@@ -42,7 +47,7 @@ def retrieval_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
 
 def _replay_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
     # Replays are keyed by what they replay; they never touch the retrieve cache.
-    depth = env.system_dict["depth"]
+    depth = _depth(env)
     where = f"re-ranker {env.request.reranker}"
     items = []
     for case_id in batch.case_ids:
@@ -62,6 +67,13 @@ def _replay_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
             )
         )
     return items
+
+
+def _depth(env: RunEnvironment) -> int:
+    depth = env.system.config.depth
+    if depth is None:  # resolving refuses a staged system without one
+        raise SystemContractError("a staged system needs a depth", field="depth")
+    return depth
 
 
 def _replayed_record(env: RunEnvironment, case_id: str, value: Any, depth: int) -> dict[str, Any]:
