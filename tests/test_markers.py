@@ -6,6 +6,7 @@ declared (``--strict-markers`` refuses an undeclared one), be used, and leave a 
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -31,9 +32,13 @@ def test_the_readme_gives_the_lane():
 
 @pytest.mark.slow
 def test_the_lane_selects_some_tests_and_leaves_some_out():
+    # A session of its own: without this one's xdist settings, and under its own process mark, or at its end it
+    # would take this session's other workers for processes left behind and kill them (conftest.py).
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("PYTEST_", "XDIST_")) and key != "TESTS_PROCESS_MARK"}  # fmt: skip
     collected = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-n", "0", "-p", "no:cacheprovider", "-m", LANE],
-        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-3000:]
     counts = re.search(r"^(\d+)/(\d+) tests collected \((\d+) deselected\)", collected.stdout, flags=re.MULTILINE)
