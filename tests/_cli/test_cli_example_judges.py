@@ -110,19 +110,20 @@ def test_the_example_judges_score_every_case_and_a_rerun_calls_nothing(run_cli, 
     assert cited["estimate"] == pytest.approx(sum(supported) / len(supported))
 
     assert report["judges"] == [{
-        "provider": "local", "provider_type": "openai", "model": "llama3.1:8b", "calls": 39, "cached": 0,
+        "provider": "local", "provider_type": "openai", "model": "llama3.1:8b", "calls": 39, "judgments": 39,
+        "requests": 39, "cached": 0,
         "retries": 0, "errors": 0, "input_tokens": 39 * PROMPT_TOKENS, "output_tokens": 39 * COMPLETION_TOKENS,
         "cost_usd": None,
     }]  # fmt: skip
 
-    assert judges_line(report["judges"]) == ["Judges: 39 calls · 0 cached · 3,978 tokens · 0 retries · 0 errors"]
+    assert judges_line(report["judges"]) == ["Judges: 39 judgments · 39 requests · 0 cached · 3,978 tokens · 0 retries · 0 errors"]
 
     # Nothing changed: every judgment is a hit, and the server hears nothing.
     code, out, err = run_cli("run", str(config), *at)
     assert code == 0, err
     assert judge.calls == 39
     assert "Cache: execution 13 hit/0 miss; judgment 104 hit/0 miss" in out
-    assert "Judges: 0 calls · 39 cached · 0 tokens · 0 retries · 0 errors" in out
+    assert "Judges: 0 judgments · 0 requests · 39 cached · 0 tokens · 0 retries · 0 errors" in out
     row = next(line for line in out.splitlines() if line.startswith("│ groundedness_judge "))
     assert f"{metric['successes']} / 13 observed · 0 missing · 0 excluded" in row
 
@@ -174,4 +175,4 @@ def test_a_judge_error_is_a_missing_case_judged_again_by_the_next_run(run_cli, e
     assert len(script.seen) - first == 2
     row = next(line for line in out.splitlines() if line.startswith("│ groundedness_judge "))
     assert "12 observed · 1 missing (1 judge error) · 0 excluded" in row
-    assert "Judges: 1 call · 38 cached" in out
+    assert "Judges: 1 judgment · 2 requests · 38 cached" in out

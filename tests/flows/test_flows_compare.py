@@ -11,6 +11,8 @@ replaced by stand-ins, so no flow runs.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -18,13 +20,18 @@ import pytest
 from oloproof._exceptions import ConfigError, UsageError
 from oloproof.flows import _compare, compare
 from oloproof.flows._compare import PreparedComparison, compare_prepared, prepare_comparison
+from oloproof.records import RunRecords
 
 COMPARISON_ID = "sha256:" + "c" * 64
 
 
+# A manifest the example wrote (see tests/records/stored).
+STORED_MANIFEST = json.loads((Path(__file__).parents[1] / "records" / "stored" / "run.json").read_bytes())
+
+
 def _records(run_id, dataset="sha256:data"):
-    return {"manifest": {"run_id": run_id, "dataset_sha256": dataset, "evaluators": []},
-            "judgments": [], "cases": []}
+    manifest = {**STORED_MANIFEST, "run_id": run_id, "dataset_sha256": dataset, "evaluators": []}
+    return RunRecords.of(manifest, cases=[], judgments=[])
 
 
 class _Loader:

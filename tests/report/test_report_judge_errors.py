@@ -84,7 +84,7 @@ def test_the_line_follows_the_judges_line_in_the_stored_report():
     assert stored["judges"][0]["error_kinds"] == {"connection refused": 5, "provider unreachable": 366}
     lines = render_run({**stored, "metrics": []})
     at = next(i for i, line in enumerate(lines) if line.startswith("Judges: "))
-    assert lines[at] == "Judges: 438 calls · 0 cached · 0 tokens · 0 retries · 371 errors"
+    assert lines[at] == "Judges: 438 judgments · 438 requests · 0 cached · 0 tokens · 0 retries · 371 errors"
     assert lines[at + 1] == (
         f"judge provider 'local': 371 judgments missing, 2 kinds of error; most often (366): {UNREACHABLE}"
     )

@@ -292,3 +292,33 @@ def test_run_report_ends_with_its_slices():
 def test_run_report_passes_its_min_support_to_the_slices():
     lines = render_run(_report([ANSWER, SECURITY], min_support=3))
     assert "Slices (exploratory; values with fewer than 3 observed are not scored)" in lines
+
+
+def _judge_usage(**values):
+    usage = {"provider": "local", "provider_type": "openai", "model": "m", "calls": 390, "cached": 0,
+             "retries": 20, "errors": 2, "input_tokens": 1000, "output_tokens": 200, "cost_usd": None}  # fmt: skip
+    return {**usage, **values}
+
+
+def test_the_judges_line_counts_judgments_and_requests_apart():
+    from oloproof.report import judges_line
+
+    usage = _judge_usage(judgments=390, requests=415)
+    assert judges_line([usage, _judge_usage(model="n", calls=1, judgments=1, requests=1, retries=0, errors=0)]) == [
+        "Judges: 391 judgments · 416 requests · 0 cached · 2,400 tokens · 20 retries · 2 errors"
+    ]
+    assert judges_line([]) == []
+
+
+def test_a_manifest_of_an_earlier_version_reads_its_calls_as_judgments():
+    from oloproof.records._manifest import JudgeUsage
+    from oloproof.report import judges_line
+
+    old = JudgeUsage.model_validate(_judge_usage())
+    assert (old.judgments, old.requests) == (None, None)
+    assert "judgments" not in old.model_dump(mode="json")  # written back as it was read
+    assert judges_line([old.model_dump(mode="json")]) == [
+        "Judges: 390 judgments · 410 requests · 0 cached · 1,200 tokens · 20 retries · 2 errors"
+    ]
+    new = JudgeUsage.model_validate(_judge_usage(judgments=390, requests=415)).model_dump(mode="json")
+    assert (new["calls"], new["judgments"], new["requests"]) == (390, 390, 415)

@@ -47,7 +47,7 @@ EXPECTED = {
         ("provider", "VARCHAR"), ("provider_type", "VARCHAR"), ("model", "VARCHAR"),
         ("prompt_hash", "VARCHAR"), ("input_tokens", "BIGINT"), ("output_tokens", "BIGINT"),
         ("latency_ms", "DOUBLE"), ("retries", "BIGINT"), ("finish_reason", "VARCHAR"),
-        ("cost_usd", "DOUBLE"), ("raw_reply", "VARCHAR"),
+        ("cost_usd", "DOUBLE"), ("raw_reply", "VARCHAR"), ("requests", "BIGINT"),
     ),
     "metrics": (
         ("run_id", "VARCHAR"), ("criterion", "VARCHAR"), ("kind", "VARCHAR"), ("slice", "VARCHAR"),

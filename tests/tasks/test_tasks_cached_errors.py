@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 
+from oloproof.records import GenerationRecord
 from oloproof.tasks._cached import Outcome, _describe, outcome, passthrough
 
 
@@ -47,7 +48,7 @@ def test_outcomes_and_passthrough():
     failed = outcome(key="k", error="RuntimeError: x", error_stage="generate", ms=3.0, computed_by="run_1")
     assert failed == Outcome(key="k", error="RuntimeError: x", error_stage="generate", ms=3.0, computed_by="run_1")
     assert not failed.ok
-    assert outcome(key="k", record={"a": 1}, error_stage="generate").error_stage is None
+    assert outcome(key="k", record=GenerationRecord(output=1), error_stage="generate").error_stage is None
     assert outcome(key="k", record={"a": 1}).ok
     assert passthrough(failed) == Outcome(error="RuntimeError: x", error_stage="generate")
     assert passthrough(None).error_stage == "unknown"
@@ -58,11 +59,22 @@ def test_outcomes_survive_prefects_json_round_trip():
     from prefect.serializers import JSONSerializer
 
     serializer = JSONSerializer()
+    from oloproof.records import AssembledPassage, AssemblyRecord, Candidate, GenerationRecord, RetrievalRecord
+
+    candidate = Candidate(doc_id="d", score=0.5, text="t", chunk_id=None)
+    kept = AssembledPassage(position=1, doc_id="d", chunk_id=None, text="t", tokens=3)
     batch = {
-        "c1": outcome(key="k1", record={"candidates": [{"doc_id": "d", "score": 0.5}]}, ms=1.5, computed_by="run_a"),
+        "c1": outcome(key="k1", record=RetrievalRecord(query="q", depth=2, candidates=[candidate]), ms=1.5,
+                      computed_by="run_a"),
         "c2": outcome(error="timeout after 30s", error_stage="retrieve", key="k2"),
-    }
-    assert serializer.loads(serializer.dumps(batch)) == batch
+        "c3": outcome(key="k3", record=RetrievalRecord(depth=2, candidates=[], replayed=True)),
+        "c4": outcome(key="k4", record=AssemblyRecord(context=[kept], dropped=[])),
+        "c5": outcome(key="k5", record=GenerationRecord(output={"answer": "a", "citations": ["d"]})),
+        "c6": outcome(key="k6", record=GenerationRecord(output=None)),
+    }  # fmt: skip
+    back = serializer.loads(serializer.dumps(batch))
+    assert back == batch
+    assert [type(o.record) for o in back.values()] == [type(o.record) for o in batch.values()]
 
 
 def test_each_failing_case_is_named_in_the_run_logs_up_to_a_bound(caplog):

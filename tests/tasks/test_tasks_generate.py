@@ -11,6 +11,7 @@ from oloproof import Passage
 from oloproof._system._resolve import SystemHandle
 from oloproof.config._settings import SystemConfig
 from oloproof.dataset import Case
+from oloproof.records import AssemblyRecord
 from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import CaseFailure, Outcome
 from oloproof.tasks._generate import generation_items
@@ -26,7 +27,7 @@ CASES = {
 BATCH = Batch(index=0, case_ids=("c1", "c2"))
 CONTEXT = [{"position": 1, "doc_id": "d1", "chunk_id": "k1", "text": "alpha", "tokens": 1}]
 ASSEMBLIES = {
-    "c1": Outcome(key="a1", record={"context": CONTEXT, "dropped": []}),
+    "c1": Outcome(key="a1", record=AssemblyRecord(context=CONTEXT, dropped=[])),
     "c2": Outcome(error="timeout after 30s", error_stage="retrieve"),
 }
 
@@ -55,7 +56,7 @@ def test_cases_whose_assembly_failed_are_left_out():
     passages = [{"doc_id": "d1", "chunk_id": "k1", "text": "alpha"}]
     assert item.key == generation_key(env.system.config, "alpha?", passages)
     assert item.args == ("alpha?", [Passage(doc_id="d1", chunk_id="k1", text="alpha")])
-    assert item.finish(item.call(*item.args)) == {"output": {"answer": "alpha?", "context": ["d1"], "params": 0}}
+    assert item.finish(item.call(*item.args)).stored() == {"output": {"answer": "alpha?", "context": ["d1"], "params": 0}}
 
 
 def test_the_gold_context_replaces_the_assembled_one():
@@ -70,7 +71,7 @@ def test_declared_parameters_are_the_last_argument_and_part_of_the_key():
     env = _env(params=Params(temperature=0.7))
     (item,) = generation_items(env, BATCH, ASSEMBLIES)
     assert item.args[-1] == Params(temperature=0.7)
-    assert item.finish(item.call(*item.args))["output"]["params"] == 1
+    assert item.finish(item.call(*item.args)).output["params"] == 1
     (cooler,) = generation_items(_env(params=Params()), BATCH, ASSEMBLIES)
     (undeclared,) = generation_items(_env(), BATCH, ASSEMBLIES)
     assert len({item.key, cooler.key, undeclared.key}) == 3

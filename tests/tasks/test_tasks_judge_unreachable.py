@@ -105,6 +105,6 @@ def test_a_provider_gone_mid_run_is_one_line_of_the_report(run_cli, example_proj
     assert code == 0, err
     lines = out.splitlines()
     judges = next(i for i, text in enumerate(lines) if text.startswith("Judges: "))
-    assert re.fullmatch(rf"Judges: 26 calls · 0 cached · [\d,]+ tokens · \d+ retr(y|ies) · {errors} errors",
+    assert re.fullmatch(rf"Judges: 26 judgments · \d+ requests · 0 cached · [\d,]+ tokens · \d+ retr(y|ies) · {errors} errors",
                         lines[judges])  # fmt: skip
     assert lines[judges + 1] == line

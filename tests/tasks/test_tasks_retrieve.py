@@ -12,6 +12,7 @@ from oloproof._exceptions import NotFoundError, SystemContractError
 from oloproof._system._resolve import SystemHandle
 from oloproof.config._settings import SystemConfig
 from oloproof.dataset import Case
+from oloproof.records import RecordedRetrieval
 from oloproof.tasks._batch import Batch
 from oloproof.tasks._identity import content_hash, retrieval_key
 from oloproof.tasks._retrieve import retrieval_items
@@ -54,7 +55,7 @@ def test_each_case_is_keyed_by_its_retrieval_identity_and_called_with_the_depth(
     assert [item.key for item in items] == [retrieval_key(env.system.config, case.input) for case in CASES.values()]
     record = _run(items[0])
     assert env.system.target.calls == [({"q": "alpha"}, 2)]
-    assert record == {
+    assert record.stored() == {
         "query": "alpha",
         "depth": 2,
         "candidates": [
@@ -87,18 +88,19 @@ def test_more_candidates_than_the_depth_break_the_contract():
 
 
 def test_a_replay_is_keyed_by_what_it_replays_and_marks_its_record():
-    recorded = {"c1": {"query": "alpha", "candidates": [{"doc_id": "d9", "text": "x"}]},
-                "c2": {"query": "beta", "candidates": []}}  # fmt: skip
+    recorded = {"c1": RecordedRetrieval(query="alpha", candidates=[{"doc_id": "d9", "chunk_id": None, "score": None,
+                                                                  "text": "x"}]),
+                "c2": RecordedRetrieval(query="beta", candidates=[])}  # fmt: skip
     env = _env(recorded=recorded)
     items = retrieval_items(env, BATCH)
     assert items[0].key == content_hash({"replay": "run_parent", "case": "c1", "reranker": None})
     record = _run(items[0])
-    assert record["replayed"] is True
-    assert [candidate["doc_id"] for candidate in record["candidates"]] == ["d9"]
+    assert record.replayed is True and record.stored()["replayed"] is True
+    assert [candidate["doc_id"] for candidate in record.candidates] == ["d9"]
     assert env.system.target.calls == []  # nothing is retrieved again
 
 
 def test_a_replay_without_the_case_is_not_found():
-    env = _env(recorded={"c1": {"query": "alpha", "candidates": []}})
+    env = _env(recorded={"c1": RecordedRetrieval(query="alpha", candidates=[])})
     with pytest.raises(NotFoundError, match="run run_parent has no recorded retrieval for case 'c2'"):
         retrieval_items(env, BATCH)

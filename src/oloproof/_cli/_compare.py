@@ -133,8 +133,8 @@ def plan_command(args: argparse.Namespace) -> int:
         raise UsageError(f"the pilot run must differ from the baseline run {args.baseline}")
     policy = load_policy(args.policy)
     store = locate_store(args.results, args.project)
-    baseline = read_run_records(store, args.baseline)
-    pilot = read_run_records(store, args.pilot) if args.pilot is not None else None
+    baseline = read_run_records(store, args.baseline).as_json()
+    pilot = read_run_records(store, args.pilot).as_json() if args.pilot is not None else None
     plans = [_plan_rule(rule, policy, baseline, pilot, args) for rule in policy.rules]
     if args.json:
         emit_json(plans)

@@ -70,7 +70,7 @@ def _run_texts(store: Any, run_id: str, criterion: str) -> tuple[dict[str, Any],
     from oloproof.judging import case_texts, context_passages, judge_entry
     from oloproof.store import read_run_records, run_table
 
-    run = read_run_records(store, run_id)
+    run = read_run_records(store, run_id).as_json()
     judge_entry(run["manifest"], criterion)  # an unknown criterion is refused before anything else
     passages = context_passages(store.read_table(run_table(run_id, "retrievals")))
     return run, case_texts(run, criterion, passages)

@@ -130,9 +130,10 @@ class StageTimeouts(BaseModel):
     """One ``generate(input, context)`` (or plain system) call."""
 
     judge: float | None = Field(default=60.0, gt=0, allow_inf_nan=False, strict=True)
-    """One evaluator's judgment of one case. LLM judges are bounded by their
-    provider's ``timeout_s`` and ``max_retries`` instead: a call waiting for its
-    provider's rate limit is not late."""
+    """One evaluator's judgment of one case. An LLM judgment is charged only while its
+    requests are out at the provider, not while it waits for the provider's slots and
+    rate buckets (a call waiting for its rate limit is not late); each request is
+    also bounded by the provider's ``timeout_s`` and ``max_retries``."""
 
     @field_validator("retrieve", "assemble", "generate", "judge", mode="before")
     @classmethod

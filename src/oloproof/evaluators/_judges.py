@@ -100,6 +100,7 @@ def call_record(call: Any, prompt_hash: str) -> dict[str, Any]:
         "finish_reason": call.finish_reason,
         "cost_usd": call.cost_usd,
         "raw_reply": None if call.ok else call.raw,
+        "requests": call.requests,  # the run's accounting: taken out before the record is cached
     }
 
 

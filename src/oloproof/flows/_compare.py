@@ -1,14 +1,20 @@
-"""The compare flow: pair two recorded runs case by case and apply a release policy."""
+"""The compare flow: pair two recorded runs case by case and apply a release policy.
+
+The comparison reads both runs as stored (``RunRecords.as_json``); its record is
+the JSON it stores, and the flow's result.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypedDict
 
 from prefect import flow
 
 from oloproof._locate import locate_store
 from oloproof.comparison import Policy, check_comparable, load_policy
 from oloproof.flows._events import delivering_events
+from oloproof.records import RunRecords, StoredObject
 from oloproof.store import ResultsStore, read_run_records
 from oloproof.tasks._compare import (
     comparison_id_of,
@@ -19,7 +25,27 @@ from oloproof.tasks._compare import (
 )
 from oloproof.tasks._records import load_run_records
 
-__all__ = ["PreparedComparison", "compare", "prepare_comparison"]
+__all__ = ["ComparisonParameters", "PreparedComparison", "compare", "prepare_comparison"]
+
+
+class ComparisonParameters(TypedDict):
+    """A comparison's request, as the compare flow takes it and Prefect records it.
+
+    Attributes:
+        candidate: The candidate run's id.
+        baseline: The baseline run's id.
+        policy: The release policy file, if any.
+        results: The store's URL.
+        project: The project folder, if named.
+        allow_partial: Whether runs over different cases may be compared.
+    """
+
+    candidate: str
+    baseline: str
+    policy: str | None
+    results: str | None
+    project: str | None
+    allow_partial: bool
 
 
 class PreparedComparison:
@@ -34,8 +60,8 @@ class PreparedComparison:
         parameters: The comparison's parameters, as Prefect records them.
     """
 
-    def __init__(self, store: ResultsStore, candidate: dict[str, Any], baseline: dict[str, Any],
-                 rules: Policy | None, scope: Any, parameters: dict[str, Any]) -> None:
+    def __init__(self, store: ResultsStore, candidate: RunRecords, baseline: RunRecords,
+                 rules: Policy | None, scope: Any, parameters: ComparisonParameters) -> None:
         self.store, self.candidate, self.baseline = store, candidate, baseline
         self.rules, self.scope, self.parameters = rules, scope, parameters
 
@@ -43,32 +69,38 @@ class PreparedComparison:
     def compare(
         self, candidate: str, baseline: str, policy: str | None = None, results: str | None = None,
         project: str | None = None, allow_partial: bool = False,
-    ) -> dict[str, Any]:
+    ) -> StoredObject:
         """Compare the prepared runs; the parameters are the request, as Prefect records it."""
         return compare_prepared(self)
 
-    def __call__(self) -> dict[str, Any]:
+    def __call__(self) -> StoredObject:
         """Run the bound flow; returns once its events are delivered."""
-        return delivering_events(lambda: self.compare(**self.parameters))
+        # Prefect's typing of a flow on a method counts `self` among its parameters.
+        parameters: dict[str, Any] = dict(self.parameters)
+        return delivering_events(lambda: self.compare(**parameters))
 
 
 def prepare_comparison(
     candidate: str, baseline: str, *, policy: str | None = None, results: str | None = None,
-    project: str | None = None, allow_partial: bool = False, load: Any = read_run_records,
+    project: str | None = None, allow_partial: bool = False,
+    load: Callable[[ResultsStore, str], RunRecords] = read_run_records,
 ) -> PreparedComparison:
     """Load the policy and both runs once and check they compare; raises before anything is written."""
     rules = load_policy(policy) if policy else None
     store = locate_store(results, project)
     mine, theirs = load(store, candidate), load(store, baseline)
-    scope = check_comparable(mine, theirs, allow_partial=allow_partial, policy=rules, policy_path=policy)
-    parameters = {"candidate": candidate, "baseline": baseline, "policy": policy, "results": store.url,
-                  "project": project, "allow_partial": allow_partial}
+    scope = check_comparable(mine.as_json(), theirs.as_json(), allow_partial=allow_partial, policy=rules,
+                             policy_path=policy)  # fmt: skip
+    parameters = ComparisonParameters(candidate=candidate, baseline=baseline, policy=policy, results=store.url,
+                                      project=project, allow_partial=allow_partial)  # fmt: skip
     return PreparedComparison(store, mine, theirs, rules, scope, parameters)
 
 
-def compare_prepared(prepared: PreparedComparison) -> dict[str, Any]:
+def compare_prepared(prepared: PreparedComparison) -> StoredObject:
     """The body of both compare flows: compute and record the comparison (or recall it)."""
-    store, mine, theirs, rules = prepared.store, prepared.candidate, prepared.baseline, prepared.rules
+    # The comparison reads both runs as their stored JSON.
+    store, rules = prepared.store, prepared.rules
+    mine, theirs = prepared.candidate.as_json(), prepared.baseline.as_json()
     judges = validated_judges(store, rules)
     comparison_id = comparison_id_of(mine, theirs, rules, prepared.parameters["allow_partial"], judges)
     existing = find_comparison(store, comparison_id)
@@ -88,7 +120,7 @@ def compare(
     results: str | None = None,
     project: str | None = None,
     allow_partial: bool = False,
-) -> dict[str, Any]:
+) -> StoredObject:
     """Compare ``candidate`` against ``baseline`` (paired by case id) under an optional policy.
 
     The entry point of deployments: the runs' records are loaded as tasks.
@@ -97,7 +129,7 @@ def compare(
         The comparison record (also written to the store), with ``gate`` PASS/BLOCK
         when a policy is given.
     """
-    def load(store: ResultsStore, run_id: str) -> dict[str, Any]:
+    def load(store: ResultsStore, run_id: str) -> RunRecords:
         return load_run_records.submit(store, run_id).result()
 
     prepared = prepare_comparison(candidate, baseline, policy=policy, results=results, project=project,

@@ -1,5 +1,8 @@
 """The diagnose flow: re-execute a run's failures under an intervention beside a control.
 
+A diagnosis reads its parent run as stored (``RunRecords.as_json``) and its child
+runs as their flows return them, and its record is the JSON it stores.
+
 Child runs (gold context, control, a replay under a new setting, replay control)
 are ordinary runs, run as subflows of this one and recorded in the store as runs
 of kind ``diagnosis_child``.
@@ -10,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from prefect import flow
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from oloproof._exceptions import UsageError
 from oloproof._ids import new_run_id
@@ -20,6 +23,7 @@ from oloproof.config._settings import setting_paths
 from oloproof.diagnosis import passed_cases, select_failures
 from oloproof.flows._events import delivering_events
 from oloproof.flows._run import PreparedRun
+from oloproof.records import StoredObject
 from oloproof.store import ResultsStore, run_table
 from oloproof.tasks import RunRequest, prepare_environment
 from oloproof.tasks._diagnose import (
@@ -68,7 +72,7 @@ class DiagnosisRequest(BaseModel):
     """``module:function`` re-ranking the replayed candidates (``reranker`` only)."""
 
     @property
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> dict[str, int | str | None]:
         """The intervention's own option."""
         if self.intervention == "top-k":
             return {"top_k": self.top_k}
@@ -106,7 +110,7 @@ def diagnosis_request(
     )
 
 
-def parent_settings(manifest: dict[str, Any]) -> dict[str, Any]:
+def parent_settings(manifest: StoredObject) -> dict[str, JsonValue]:
     """The settings that reproduce the parent run's system and dataset."""
     system = manifest["system"]
     # Nulls too: a setting the parent run had switched off must stay off.
@@ -115,7 +119,7 @@ def parent_settings(manifest: dict[str, Any]) -> dict[str, Any]:
     return settings
 
 
-def check_request(parent: dict[str, Any], intervention: str, top_k: int | None, reranker: str | None) -> None:
+def check_request(parent: StoredObject, intervention: str, top_k: int | None, reranker: str | None) -> None:
     """Refuse an impossible request before anything runs or is written."""
     system = parent["manifest"]["system"]
     if system["kind"] == "recorded":
@@ -145,7 +149,7 @@ class PreparedDiagnosis:
         parent: The parent run's manifest, cases and judgments.
     """
 
-    def __init__(self, request: DiagnosisRequest, store: ResultsStore, parent: dict[str, Any]) -> None:
+    def __init__(self, request: DiagnosisRequest, store: ResultsStore, parent: StoredObject) -> None:
         self.request = request
         self.store = store
         self.parent = parent
@@ -154,11 +158,11 @@ class PreparedDiagnosis:
     def diagnose(
         self, run_id: str, intervention: str, criterion: str, results: str, project: str | None = None,
         threshold: float | None = None, top_k: int | None = None, reranker: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> StoredObject:
         """Diagnose the prepared request; the parameters are its fields, as Prefect records them."""
         return diagnose_prepared(self)
 
-    def __call__(self) -> dict[str, Any]:
+    def __call__(self) -> StoredObject:
         """Run the bound flow; returns once its events are delivered."""
         return delivering_events(lambda: self.diagnose(**self.request.model_dump(mode="json")))
 
@@ -172,7 +176,7 @@ def prepare_diagnosis(request: DiagnosisRequest, store: ResultsStore) -> Prepare
     return PreparedDiagnosis(request, store, parent)
 
 
-def _child(prepared: PreparedDiagnosis, cases: list[str], role: str, **variant: Any) -> dict[str, Any]:
+def _child(prepared: PreparedDiagnosis, cases: list[str], role: str, **variant: Any) -> StoredObject:
     """Run a child run and return its manifest with its judgments (read from the store)."""
     manifest = prepared.parent["manifest"]
     settings = {**parent_settings(manifest), **variant.pop("settings", {})}
@@ -201,7 +205,7 @@ def diagnose(
     top_k: int | None = None,
     reranker: str | None = None,
     threshold: float | None = None,
-) -> dict[str, Any]:
+) -> StoredObject:
     """Diagnose the failures of ``criterion`` in ``run_id`` under one intervention.
 
     The entry point of deployments: the parameters become one request, checked once.
@@ -218,7 +222,7 @@ def diagnose(
     return diagnose_prepared(prepare_diagnosis(request, store))
 
 
-def diagnose_prepared(prepared: PreparedDiagnosis) -> dict[str, Any]:
+def diagnose_prepared(prepared: PreparedDiagnosis) -> StoredObject:
     """The body of both diagnose flows: re-execute, label and record (or recall)."""
     request, store, parent = prepared.request, prepared.store, prepared.parent
     existing = find_diagnosis(store, request.identity)
@@ -227,7 +231,7 @@ def diagnose_prepared(prepared: PreparedDiagnosis) -> dict[str, Any]:
     selection = select_failures(parent["judgments"], parent["cases"], criterion=request.criterion,
                                 threshold=request.threshold, run_id=request.run_id)
     cases = list(selection.with_gold)
-    record: dict[str, Any] = {"parent_run_id": request.run_id, "criterion": request.criterion,
+    record: StoredObject = {"parent_run_id": request.run_id, "criterion": request.criterion,
                               "threshold": request.threshold, "intervention": request.intervention,
                               "settings": request.settings, "labels_from": None,
                               "without_gold": list(selection.without_gold), "cases": [], "recovered": 0,
@@ -249,13 +253,13 @@ def diagnose_prepared(prepared: PreparedDiagnosis) -> dict[str, Any]:
     return record
 
 
-def _replay(prepared: PreparedDiagnosis, cases: list[str], gold: dict[str, Any]) -> dict[str, Any]:
+def _replay(prepared: PreparedDiagnosis, cases: list[str], gold: StoredObject) -> StoredObject:
     request, parent_id = prepared.request, prepared.parent["manifest"]["run_id"]
-    variant: dict[str, Any] = {"replay_from": parent_id, "reranker": request.reranker}
+    variant: dict[str, object] = {"replay_from": parent_id, "reranker": request.reranker}
     if request.top_k is not None:
         variant["settings"] = {"system.rag.top_k": request.top_k}
     role = f"top-k {request.top_k}" if request.top_k is not None else f"reranker {request.reranker}"
-    runs: dict[str, Any] = {}
+    runs: dict[str, StoredObject] = {}
     if cases:
         runs["intervention"] = _child(prepared, cases, role, **variant)
         runs["replay_control"] = _child(prepared, cases, "replay control", replay_from=parent_id)

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from prefect import flow, get_run_logger
+from prefect import Task, flow, get_run_logger
 from prefect.context import FlowRunContext
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
@@ -34,13 +34,15 @@ from oloproof.flows._orphans import crash_orphaned_runs, project_tag, where_runn
 from oloproof.flows._runner import THREAD_WORKERS
 from oloproof.flows._storage import prefect_result_storage
 from oloproof.judging import judge_id
-from oloproof.records import EvaluatorEntry, RunManifest, RunParent, RunVariant
+from oloproof.records import EvaluatorEntry, RunManifest, RunParent, RunVariant, StoredObject
 from oloproof.report import render_run
 from oloproof.tasks import (
     Batch,
     BatchPart,
+    CachedExecution,
     RunEnvironment,
     RunRequest,
+    RunSummary,
     assemble_contexts,
     encode_batch,
     generate_outputs,
@@ -57,7 +59,13 @@ from oloproof.tasks import (
     write_run,
 )
 
-__all__ = ["PreparedRun", "evaluate", "run_name", "run_stages", "run_tags"]
+__all__ = ["PreparedRun", "RunResult", "evaluate", "run_name", "run_stages", "run_tags"]
+
+# A run flow's result is JSON: Prefect records it and the command prints it.
+RunResult = StoredObject
+"""The run's manifest, as ``run.json`` holds it, with its ``metrics`` rows."""
+
+Settings = dict[str, Any]  # dotted keys to YAML values, as `oloproof.config.parse_overrides` gives them
 
 
 def run_name(env: RunEnvironment) -> str:
@@ -102,13 +110,13 @@ def _stages_of(env: RunEnvironment) -> str:
             "recorded": "judge"}[env.system.config.kind]  # fmt: skip
 
 
-def _log_report(manifest: dict[str, Any], metrics: list[dict[str, Any]]) -> None:
+def _log_report(manifest: RunManifest, metrics: list[StoredObject]) -> None:
     # The run's logs end with what the command prints, less the exploratory slices.
     overall = [row for row in metrics if row["slice"] is None]
-    get_run_logger().info("\n".join(render_run({**manifest, "metrics": overall})))
+    get_run_logger().info("\n".join(render_run({**manifest.model_dump(mode="json"), "metrics": overall})))
 
 
-def _stage_tasks(env: RunEnvironment) -> dict[str, Any]:
+def _stage_tasks(env: RunEnvironment) -> StageTasks:
     storage = prefect_result_storage(env.store, env.project.config.storage_options)
     return {
         task.name: task.with_options(result_storage=storage)
@@ -116,12 +124,15 @@ def _stage_tasks(env: RunEnvironment) -> dict[str, Any]:
     }
 
 
+StageTasks = dict[str, Task[..., Any]]
+"""The stage tasks by name, bound to the run's result storage."""
+
 Pending = dict[int, tuple[list[PrefectFuture[Any]], PrefectFuture[Any]]]
 """Per group of batches (by its first index): their stage, merge and judge futures,
 and the future of the group's part."""
 
 
-def _submit_batches(env: RunEnvironment, tasks: dict[str, Any]) -> Pending:
+def _submit_batches(env: RunEnvironment, tasks: StageTasks) -> Pending:
     """Submit every batch's chain, lookup to judge, and one encode task per group of
     batches; only the result holds the futures."""
     batches = plan_batches(list(env.cases), env.project.config.batch_size)
@@ -143,7 +154,7 @@ def _submit_batches(env: RunEnvironment, tasks: dict[str, Any]) -> Pending:
 
 
 def _submit_batch(
-    env: RunEnvironment, batch: Batch, cached: dict[str, Any], tasks: dict[str, Any]
+    env: RunEnvironment, batch: Batch, cached: dict[str, CachedExecution], tasks: StageTasks
 ) -> tuple[list[PrefectFuture[Any]], PrefectFuture[Any]]:
     todo = Batch(batch.index, tuple(c for c in batch.case_ids if c not in cached))
     retrieved = assembled = generated = None
@@ -214,7 +225,7 @@ def _metric_of(evaluator: Any, criterion: str) -> str | None:
     return criterion.removeprefix(f"{evaluator.criterion}.")
 
 
-def _manifest(env: RunEnvironment, summary: dict[str, Any], started: datetime) -> RunManifest:
+def _manifest(env: RunEnvironment, summary: RunSummary, started: datetime) -> RunManifest:
     ctx, config = env.request, env.project.config
     return RunManifest(
         run_id=ctx.run_id,
@@ -242,8 +253,8 @@ def _manifest(env: RunEnvironment, summary: dict[str, Any], started: datetime) -
         slices=list(config.slices),
         min_slice_support=config.min_slice_support,
         confidence=config.confidence,
-        cache=summary["cache"],
-        judges=summary["judges"],
+        cache=summary.cache,
+        judges=summary.judges,
         variant=RunVariant(context_source=ctx.context_source, replay_from=ctx.replay_from,
                            reranker=ctx.reranker, bypass_generation_cache=ctx.bypass_generation_cache,
                            case_ids=list(ctx.case_ids) if ctx.case_ids is not None else None),
@@ -251,7 +262,7 @@ def _manifest(env: RunEnvironment, summary: dict[str, Any], started: datetime) -
     )
 
 
-def run_stages(env: RunEnvironment) -> dict[str, Any]:
+def run_stages(env: RunEnvironment) -> RunResult:
     """Run every stage over every case of ``env``, judge, and record the run.
 
     The body of both run flows: it must run inside a flow run.
@@ -268,13 +279,14 @@ def run_stages(env: RunEnvironment) -> dict[str, Any]:
         tasks = _stage_tasks(env)
         parts = _collect_parts(env, _submit_batches(env, tasks))
         summary = summarize_run.submit(_quote(env), _quote(parts)).result()
-        manifest = _manifest(env, summary, started).model_dump(mode="json")
-        write_run.submit(_quote(env), manifest, _quote(parts), _quote(summary["metrics"])).result()
-        publish_report.submit(manifest, _quote(summary["metrics"]), env.store_arguments).result()
-        _log_report(manifest, summary["metrics"])
+        manifest = _manifest(env, summary, started)
+        write_run.submit(_quote(env), manifest, _quote(parts), _quote(summary.metrics)).result()
+        publish_report.submit(manifest, _quote(summary.metrics), env.store_arguments).result()
+        _log_report(manifest, summary.metrics)
         # Per-case data stays in the store: Prefect walks a flow's return value, and
-        # at 100,000 cases that walk alone would take many seconds.
-        return {**manifest, "metrics": summary["metrics"]}
+        # at 100,000 cases that walk alone would take many seconds. The flow's result is
+        # the manifest's JSON: what run.json holds, and what Prefect records.
+        return {**manifest.model_dump(mode="json"), "metrics": summary.metrics}
     except BaseException:
         # Stop every other batch's pending calls now: the task runner joins its
         # threads before this flow returns, and a signal must not wait for them.
@@ -284,7 +296,7 @@ def run_stages(env: RunEnvironment) -> dict[str, Any]:
         release_workers(env.run_id)
 
 
-_RUN_FLOW: dict[str, Any] = {
+_RUN_FLOW: dict[str, Any] = {  # Prefect's flow options
     "name": "oloproof-run",
     "validate_parameters": False,
     "task_runner": ThreadPoolTaskRunner(max_workers=THREAD_WORKERS),
@@ -319,7 +331,7 @@ def _evaluate_run_name() -> str:
     return run_name(env)
 
 
-def settings_of(overrides: list[str] | None, index_version: str | None) -> dict[str, Any]:
+def settings_of(overrides: list[str] | None, index_version: str | None) -> Settings:
     """A deployment's ``overrides`` (``key=value`` text) and ``index_version`` as settings."""
     settings = parse_overrides(list(overrides or []))
     if index_version:
@@ -334,7 +346,7 @@ def evaluate(
     index_version: str | None = None,
     results: str | None = None,
     run_id: str | None = None,
-) -> dict[str, Any]:
+) -> RunResult:
     """Evaluate a project: run every stage over every case, judge, and record the run.
 
     The entry point of deployments and index events.
@@ -373,7 +385,7 @@ class PreparedRun:
         self,
         run_id: str,
         project: str,
-        settings: dict[str, Any],
+        settings: Settings,
         results: str | None = None,
         context_source: str = "assembled",
         replay_from: str | None = None,
@@ -382,7 +394,7 @@ class PreparedRun:
         case_ids: list[str] | None = None,
         parent: dict[str, str] | None = None,
         kind: str = "run",
-    ) -> dict[str, Any]:
+    ) -> RunResult:
         """Evaluate the prepared run.
 
         The parameters are its request as Prefect records it (``RunRequest.public``,
@@ -393,7 +405,7 @@ class PreparedRun:
         """
         return run_stages(self.env)
 
-    def __call__(self, **flow_options: Any) -> dict[str, Any]:
+    def __call__(self, **flow_options: Any) -> RunResult:
         """Run the flow (``flow_options`` as for ``Flow.with_options``); returns once its
         events are delivered.
 

@@ -15,7 +15,7 @@ import anthropic
 from oloproof.providers._calls import JudgeRequest
 from oloproof.providers._config import ProviderConfig
 from oloproof.providers._retry import Failure
-from oloproof.providers._structured import Reply, instruction, tool_name
+from oloproof.providers._structured import Message, Reply, instruction, tool_name
 
 __all__ = ["FINISH_REASONS", "AnthropicAdapter"]
 
@@ -50,7 +50,7 @@ class AnthropicAdapter:
             max_retries=0,  # retries live in _retry.py, where the limits see every 429
         )
 
-    async def send(self, request: JudgeRequest, mode: str, extra: list[dict[str, Any]]) -> Reply:
+    async def send(self, request: JudgeRequest, mode: str, extra: list[Message]) -> Reply:
         """One message in ``mode``."""
         system = request.system
         options: dict[str, Any] = {}
@@ -78,7 +78,7 @@ class AnthropicAdapter:
         )
         return _reply(message)
 
-    def reask(self, reply: Reply, text: str) -> list[dict[str, Any]]:
+    def reask(self, reply: Reply, text: str) -> list[Message]:
         """The previous reply as the assistant's turn, then the correction.
 
         A tool call is answered with an error ``tool_result``, as the Messages

@@ -81,6 +81,9 @@ class JudgeCall:
     ``content_filter``, ``tool_calls``); ``None`` when no reply came."""
     cost_usd: float | None
     """The price of the tokens, when the provider has ``prices``."""
+    requests: int = 0
+    """Requests sent to the provider: the first, its retries, a re-ask and a step
+    down the structured-output ladder each count one."""
 
     @property
     def ok(self) -> bool:

@@ -272,14 +272,14 @@ def providers_from_environment(environ: Mapping[str, str]) -> dict[str, Provider
     Raises:
         ProviderConfigError: A variable holds an invalid value (a URL without a host).
     """
-    entries: dict[str, dict[str, Any]] = {}
+    entries: dict[str, dict[str, str]] = {}
     if environ.get("AZURE_OPENAI_ENDPOINT"):
         entries["azure_openai"] = {
             "type": "azure_openai", "endpoint": environ["AZURE_OPENAI_ENDPOINT"],
             "api_version": environ.get("OPENAI_API_VERSION", "2024-10-21"), "api_key_env": "AZURE_OPENAI_API_KEY",
         }  # fmt: skip
     if environ.get("OPENAI_BASE_URL") or environ.get("OPENAI_API_KEY"):
-        entry: dict[str, Any] = {"type": "openai"}
+        entry: dict[str, str] = {"type": "openai"}
         if environ.get("OPENAI_BASE_URL"):
             entry["base_url"] = environ["OPENAI_BASE_URL"]
         if environ.get("OPENAI_API_KEY"):

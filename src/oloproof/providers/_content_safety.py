@@ -24,7 +24,7 @@ from oloproof.providers._calls import JudgeRequest
 from oloproof.providers._config import ProviderConfig
 from oloproof.providers._extract import schema_problem
 from oloproof.providers._retry import Failure
-from oloproof.providers._structured import Reply
+from oloproof.providers._structured import Message, Reply
 
 __all__ = [
     "DEFAULT_API_VERSION",
@@ -79,7 +79,7 @@ class ContentSafetyAdapter:
         self._timeout_s = config.timeout_s
         self._headers = {_KEY_HEADER: credential or "", "Content-Type": "application/json"}
 
-    async def send(self, request: JudgeRequest, mode: str, extra: list[dict[str, Any]]) -> Reply:
+    async def send(self, request: JudgeRequest, mode: str, extra: list[Message]) -> Reply:
         """One POST of the request's body to its operation.
 
         Raises:
@@ -123,7 +123,7 @@ class ContentSafetyAdapter:
             return Reply(raw=text, finish_reason="stop", malformed=problem)
         return Reply(raw=text, finish_reason="stop", data=data)
 
-    def reask(self, reply: Reply, text: str) -> list[dict[str, Any]]:
+    def reask(self, reply: Reply, text: str) -> list[Message]:
         """Nothing to add: `send` checks every reply, so the ladder never re-asks."""
         return []
 

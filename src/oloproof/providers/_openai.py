@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -10,7 +11,7 @@ import openai
 from oloproof.providers._calls import JudgeRequest
 from oloproof.providers._config import ProviderConfig
 from oloproof.providers._retry import Failure
-from oloproof.providers._structured import Reply, instruction, tool_name
+from oloproof.providers._structured import Message, Reply, instruction, tool_name
 
 __all__ = ["OpenAIAdapter"]
 
@@ -55,14 +56,14 @@ class OpenAIAdapter:
             official = urlsplit(config.url).hostname == "api.openai.com"
             self._budget = "max_completion_tokens" if official else "max_tokens"
 
-    async def send(self, request: JudgeRequest, mode: str, extra: list[dict[str, Any]]) -> Reply:
+    async def send(self, request: JudgeRequest, mode: str, extra: list[Message]) -> Reply:
         """One chat completion in ``mode``."""
         system = (
             request.system
             if mode == "json_schema"
             else _joined(request.system, instruction(request.schema))
         )
-        messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+        messages: list[Mapping[str, object]] = [{"role": "system", "content": system}] if system else []
         messages += [{"role": "user", "content": request.user}, *extra]
         options: dict[str, Any] = {self._budget: request.max_tokens}
         if mode == "json_schema":
@@ -84,7 +85,7 @@ class OpenAIAdapter:
         )
         return _reply(completion)
 
-    def reask(self, reply: Reply, text: str) -> list[dict[str, Any]]:
+    def reask(self, reply: Reply, text: str) -> list[Message]:
         """The previous reply as the assistant's turn, then the correction."""
         return [
             {"role": "assistant", "content": reply.raw or ""},

@@ -16,12 +16,13 @@ from typing import Any, NoReturn
 
 from oloproof._exceptions import ProviderConfigError
 from oloproof.providers._breaker import UNREACHABLE_AFTER, Breaker, ProviderHealth
+from oloproof.providers._budget import BudgetSpent, TimeBudget, current_budget
 from oloproof.providers._calls import JudgeCall, JudgeRequest
 from oloproof.providers._config import ProviderConfig
 from oloproof.providers._limits import ProviderLimits, estimate_tokens
 from oloproof.providers._preflight import public_url, reach
 from oloproof.providers._retry import RetryPolicy, rate_limited
-from oloproof.providers._structured import Adapter, ModeCache, Reply, Trace, ask
+from oloproof.providers._structured import Adapter, Message, ModeCache, Reply, Trace, ask
 
 __all__ = ["ProviderPool"]
 
@@ -165,15 +166,26 @@ class ProviderPool:
             ProviderConfigError: ``provider`` is unknown or its key is not set
                 (what `check` reports before a run).
         """
+        budget = current_budget()
+        if budget is None:
+            return await self._judge(provider, request, None)
+        # The call's deadline does not run here: the budget is charged for each
+        # request while it is out, never for the waits for slots and rate buckets.
+        with budget.outside():
+            return await self._judge(provider, request, budget)
+
+    async def _judge(self, provider: str, request: JudgeRequest, budget: TimeBudget | None) -> JudgeCall:
         started = time.perf_counter()
         config = self.config(provider)
         breaker = self._breakers[provider]
         trace = Trace()
         if breaker.reason is not None:
             return self._call(provider, config, request, trace, None, breaker.reason, started)
+        if budget is not None and budget.remaining() <= 0:
+            return self._call(provider, config, request, trace, None, str(BudgetSpent(budget.seconds)), started)
         live = self._live_provider(provider, config)
 
-        async def send(mode: str, extra: list[dict[str, Any]]) -> Reply:
+        async def send(mode: str, extra: list[Message]) -> Reply:
             chars = (
                 len(request.system)
                 + len(request.user)
@@ -185,14 +197,20 @@ class ProviderPool:
             async def attempt() -> Reply:
                 nonlocal sent
                 breaker.check()  # before waiting for a slot and the rate buckets
+                if budget is not None and budget.remaining() <= 0:
+                    raise BudgetSpent(budget.seconds)  # no wait in the queue for a request never sent
                 async with live.limits.request(tokens) as slot:
                     breaker.check()  # it may have opened during the wait
                     breaker.sending()
                     if sent:  # a retry counts once it is sent, not when the breaker stopped it
                         trace.count_retry()
                     sent += 1
+                    trace.count_request()
+                    sending = live.adapter.send(request, mode, extra)
                     try:
-                        reply = await live.adapter.send(request, mode, extra)
+                        reply = await (budget.charged(sending) if budget is not None else sending)
+                    except BudgetSpent:
+                        raise  # cut off by the judgment's own time limit: not the provider's failure, so the breaker is not told
                     except Exception as exc:
                         slot.rate_limited = rate_limited(exc)
                         breaker.attempted(exc)
@@ -206,6 +224,8 @@ class ProviderPool:
             data, error = await ask(
                 live.adapter, request, send, self._modes, (provider, request.model), trace
             )
+        except BudgetSpent as spent:
+            data, error = None, str(spent)
         except Exception as exc:  # noqa: BLE001 - an unforeseen reply fails the call, not the run
             data, error = (
                 None,
@@ -241,6 +261,7 @@ class ProviderPool:
             retries=trace.retries,
             finish_reason=trace.finish_reason,
             cost_usd=cost,
+            requests=trace.requests,
         )
 
     async def aclose(self) -> None:

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, TypedDict
 
 from oloproof.providers._calls import JudgeRequest
 from oloproof.providers._extract import extract_object, schema_problem
@@ -28,6 +28,7 @@ from oloproof.providers._retry import Failure, GaveUp
 
 __all__ = [
     "Adapter",
+    "Message",
     "ModeCache",
     "Reply",
     "Trace",
@@ -37,7 +38,18 @@ __all__ = [
     "tool_name",
 ]
 
-Send = Callable[[str, list[dict[str, Any]]], Awaitable["Reply"]]
+
+
+class Message(TypedDict):
+    """One message a re-ask adds after the user's, as the SDKs take it."""
+
+    role: Literal["assistant", "user"]
+    """Who says it."""
+    content: str | list[Mapping[str, object]]
+    """Its text, or the provider's content blocks (Anthropic's tool use and result)."""
+
+
+Send = Callable[[str, list[Message]], Awaitable["Reply"]]
 
 
 @dataclass(frozen=True)
@@ -65,11 +77,11 @@ class Adapter(Protocol):
 
     modes: tuple[str, ...]
 
-    async def send(self, request: JudgeRequest, mode: str, extra: list[dict[str, Any]]) -> Reply:
+    async def send(self, request: JudgeRequest, mode: str, extra: list[Message]) -> Reply:
         """Send ``request`` in ``mode``, with ``extra`` messages after the user's."""
         ...
 
-    def reask(self, reply: Reply, text: str) -> list[dict[str, Any]]:
+    def reask(self, reply: Reply, text: str) -> list[Message]:
         """The messages that answer ``reply`` with the correction ``text``."""
         ...
 
@@ -90,6 +102,7 @@ class Trace:
     raw: str | None = None
     finish_reason: str | None = None
     retries: int = 0
+    requests: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
 
@@ -102,6 +115,10 @@ class Trace:
 
     def count_retry(self) -> None:
         self.retries += 1
+
+    def count_request(self) -> None:
+        """Count one request sent (a retry, a re-ask and a step down the ladder included)."""
+        self.requests += 1
 
 
 class ModeCache:
@@ -189,7 +206,7 @@ async def _exchange(
     adapter: Adapter, request: JudgeRequest, send: Send, mode: str, trace: Trace
 ) -> tuple[dict[str, Any] | None, str | None]:
     """One mode: the request, and at most one re-ask."""
-    extra: list[dict[str, Any]] = []
+    extra: list[Message] = []
     problem = None
     for _ in range(2):  # the request, then the one re-ask
         reply = await send(mode, extra)

@@ -10,7 +10,7 @@ table::
                     confidence=0.95, observed=0, missing=0, excluded=0, scored=True)
 """
 
-from oloproof.records._base import Json, JsonObject, Record
+from oloproof.records._base import Json, JsonObject, Record, StoredObject
 from oloproof.records._cases import CaseRow, ContextEntry, DroppedEntry
 from oloproof.records._decisions import DecisionRow
 from oloproof.records._diagnosis import DiagnosisLabelRow
@@ -28,27 +28,58 @@ from oloproof.records._manifest import (
 )
 from oloproof.records._metrics import MetricRow
 from oloproof.records._retrievals import RetrievalRow
+from oloproof.records._run import RunRecords
+from oloproof.records._stages import (
+    AssembledPassage,
+    AssemblyRecord,
+    Candidate,
+    DroppedPassage,
+    ExecutionRecord,
+    GenerationRecord,
+    JudgeRecord,
+    RecordedRetrieval,
+    RetrievalRecord,
+    StagedRecord,
+    StageRecord,
+    stage_record,
+    validate_staged,
+)
 
 __all__ = [
+    "AssembledPassage",
+    "AssemblyRecord",
     "CacheCount",
+    "Candidate",
     "CaseRow",
     "ContextEntry",
     "DecisionRow",
     "DiagnosisLabelRow",
     "DroppedEntry",
+    "DroppedPassage",
     "EvaluatorEntry",
+    "ExecutionRecord",
+    "GenerationRecord",
     "Json",
     "JsonObject",
+    "JudgeRecord",
     "JudgeUsage",
     "JudgmentBrief",
     "JudgmentRow",
     "MetricRow",
     "Record",
+    "RecordedRetrieval",
+    "RetrievalRecord",
     "RetrievalRow",
     "RunCache",
     "RunKind",
     "RunManifest",
     "RunParent",
+    "RunRecords",
     "RunVariant",
+    "StageRecord",
+    "StagedRecord",
+    "StoredObject",
+    "stage_record",
     "stored_run_kind",
+    "validate_staged",
 ]

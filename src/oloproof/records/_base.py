@@ -9,7 +9,7 @@ from typing import Annotated, Any, Self
 
 from pydantic import BaseModel, ConfigDict, JsonValue, SkipValidation
 
-__all__ = ["Json", "JsonObject", "Record"]
+__all__ = ["Json", "JsonObject", "Record", "StoredObject"]
 
 # Nested values are serialised by the store's canonical JSON, which also takes
 # NumPy values; validating them here would copy every payload of a large run and
@@ -19,6 +19,12 @@ Json = Annotated[JsonValue, SkipValidation]
 
 JsonObject = Annotated[dict[str, JsonValue], SkipValidation]
 """A JSON object, stored as JSON text and not validated field by field."""
+
+
+# What the store reads and writes: JSON objects and decoded table rows, handed to
+# the records above them. Only the store's edge and readers of stored JSON use it.
+StoredObject = dict[str, Any]
+"""A JSON object or table row as stored, by key."""
 
 
 class Record(BaseModel):

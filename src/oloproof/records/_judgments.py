@@ -101,6 +101,12 @@ class JudgmentRow(Record):
     raw_reply: str | None = None
     """The judge's raw reply, kept when it could not be used (an error)."""
 
+    requests: int | None = None
+    """Requests this run sent to the provider for the judgment: the first, retries,
+    a re-ask and a step down the structured-output ladder each count one; ``0``
+    when it shared an equal judgment's call, ``None`` when it was not called now
+    (a cache hit) or its evaluator does not count them."""
+
 
 class JudgmentBrief(NamedTuple):
     """What a run's summary reads of one judgment row: metrics, cache and judge counts.
@@ -139,6 +145,8 @@ class JudgmentBrief(NamedTuple):
     """The call's cost, where known."""
     error: str | None = None
     """The judge's error message (``detail.error``) for an ``error`` outcome; ``None`` otherwise."""
+    requests: int | None = None
+    """Requests sent for the judgment by this run (see `JudgmentRow.requests`)."""
 
     @classmethod
     def of(cls, row: JudgmentRow) -> JudgmentBrief:
@@ -154,4 +162,5 @@ class JudgmentBrief(NamedTuple):
             provider=shared(row.provider), provider_type=shared(row.provider_type), model=shared(row.model),
             retries=row.retries, input_tokens=row.input_tokens, output_tokens=row.output_tokens,
             cost_usd=row.cost_usd, error=shared(error) if isinstance(error, str) else None,
+            requests=row.requests,
         )  # fmt: skip

@@ -73,7 +73,7 @@ class RunCache(Record):
 
 
 class JudgeUsage(Record):
-    """What one provider and model cost a run: calls, cache hits, tokens, retries, errors."""
+    """What one provider and model cost a run: judgments, requests, cache hits, tokens, retries, errors."""
 
     provider: str
     """The provider's configured name."""
@@ -85,7 +85,16 @@ class JudgeUsage(Record):
     """The judge model."""
 
     calls: int
-    """Judgments this run asked the provider for (errors included)."""
+    """Judgments this run asked the provider for (errors included); the same as
+    ``judgments``, under the name earlier versions wrote."""
+
+    judgments: int | None = Field(default=None, exclude_if=lambda value: value is None)
+    """Judgments this run made with the provider (errors included); ``None`` in a
+    manifest written before it was counted apart from ``requests``."""
+
+    requests: int | None = Field(default=None, exclude_if=lambda value: value is None)
+    """Requests this run sent to the provider for its judgments: each judgment's
+    first, its retries and re-asks; ``None`` in a manifest written before they were counted."""
 
     cached: int
     """Judgments served from the judgment cache: no call."""

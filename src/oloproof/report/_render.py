@@ -61,8 +61,13 @@ def basis_text(row: dict[str, Any]) -> str:
 
 
 def judges_line(judges: list[dict[str, Any]]) -> list[str]:
-    """``Judges: 65 calls · 0 cached · 41,230 tokens · $0.12 · 3 retries · 0 errors``
-    over every provider and model; nothing when the run had no LLM judge."""
+    """``Judges: 65 judgments · 68 requests · 0 cached · 41,230 tokens · $0.12 · 3 retries · 0 errors``
+    over every provider and model; nothing when the run had no LLM judge.
+
+    Judgments are what the run judged (errors included), requests what it sent for
+    them (retries and re-asks included). A manifest of an earlier version, which
+    counted only ``calls``, shows them as judgments and each with its retries as requests.
+    """
     if not judges:
         return []
 
@@ -72,9 +77,20 @@ def judges_line(judges: list[dict[str, Any]]) -> list[str]:
     def counted(count: int, one: str, many: str) -> str:
         return f"{count:,} {one if count == 1 else many}"
 
+    def judged(entry: dict[str, Any]) -> int:
+        value = entry.get("judgments")
+        return int(entry["calls"] if value is None else value)
+
+    def sent(entry: dict[str, Any]) -> int:
+        value = entry.get("requests")
+        return int(entry["calls"]) + int(entry["retries"]) if value is None else int(value)
+
+    judgments = sum(judged(entry) for entry in judges)
+    requests = sum(sent(entry) for entry in judges)
     costs = [entry["cost_usd"] for entry in judges if entry["cost_usd"] is not None]
     parts = [
-        counted(total("calls"), "call", "calls"),
+        counted(judgments, "judgment", "judgments"),
+        counted(requests, "request", "requests"),
         f"{total('cached'):,} cached",
         counted(total("input_tokens") + total("output_tokens"), "token", "tokens"),
         *([f"${sum(costs):,.2f}"] if costs else []),

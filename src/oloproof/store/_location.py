@@ -43,7 +43,12 @@ connections and never answers fails within S3_ATTEMPTS x S3FS_RETRIES x S3_READ_
 (20 s) a call, instead of botocore's default 60 s x 5 inside s3fs's 5 tries."""
 
 
-def _s3_defaults(options: dict[str, Any]) -> tuple[dict[str, Any], int]:
+# fsspec's and botocore's keyword options, passed through as the user wrote them.
+StorageOptions = dict[str, Any]
+"""Options of an fsspec filesystem (``storage_options``) or a botocore setting."""
+
+
+def _s3_defaults(options: StorageOptions) -> tuple[StorageOptions, int]:
     """``options`` with bounded timeouts wherever the user set none, and s3fs's tries
     (``retries``: an attribute of the filesystem, not a constructor option)."""
     options = dict(options)
@@ -56,7 +61,7 @@ def _s3_defaults(options: dict[str, Any]) -> tuple[dict[str, Any], int]:
 
 
 def _noticing_session(
-    url: str, endpoint: str | None, config: dict[str, Any], session_kwargs: dict[str, Any]
+    url: str, endpoint: str | None, config: StorageOptions, session_kwargs: StorageOptions
 ) -> Any:
     """An aiobotocore session that logs a warning each time a request that timed out is retried.
 
@@ -107,7 +112,7 @@ class StoreLocation:
         ConfigError: The URL names an unknown protocol or the options are invalid.
     """
 
-    def __init__(self, url: str, storage_options: dict[str, Any] | None = None) -> None:
+    def __init__(self, url: str, storage_options: StorageOptions | None = None) -> None:
         if not isinstance(url, str) or not url.strip():
             raise ConfigError("the results store URL must be a non-empty string", path=str(url))
         options = dict(storage_options or {})

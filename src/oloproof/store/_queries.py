@@ -18,17 +18,21 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import duckdb
 
 from oloproof._exceptions import StoreError
 from oloproof.store._errors import one_line
-from oloproof.store._location import StoreLocation
+from oloproof.store._location import StorageOptions, StoreLocation
 from oloproof.store._objects import ObjectStore
 from oloproof.store._views import build_connection, views_named_in
 
-__all__ = ["STOP_GRACE_S", "Queries", "connect", "statements_running"]
+__all__ = ["STOP_GRACE_S", "Queries", "QueryParameters", "connect", "statements_running"]
+
+# DuckDB binds any Python value it can convert; it checks them, not this module.
+QueryParameters = list[Any] | tuple[Any, ...] | dict[str, Any]
+"""Values bound to a statement: a list for ``?`` placeholders, a dict for ``$name``."""
 
 STOP_GRACE_S = 1.5
 """How long an interrupted statement is waited for: DuckDB stops within a chunk of rows."""
@@ -48,6 +52,13 @@ def statements_running() -> bool:
     force inside DuckDB and the process would abort, so the command ends without it.
     """
     return any(thread.name == _STATEMENT_THREAD and thread.is_alive() for thread in threading.enumerate())
+
+
+class _Outcome(TypedDict, total=False):
+    """What a statement's thread leaves for the caller: its result, or what it raised."""
+
+    result: _Result
+    error: BaseException
 
 
 @dataclass(frozen=True)
@@ -77,7 +88,7 @@ class Queries:
     def query(
         self,
         sql: str,
-        params: list[Any] | dict[str, Any] | None = None,
+        params: QueryParameters | None = None,
         *,
         timeout: float | None = None,
     ) -> _Result:
@@ -130,7 +141,7 @@ class _Statement:
         self._con: duckdb.DuckDBPyConnection | None = None
         self._stopping = False
         self._done = threading.Event()
-        self._outcome: dict[str, Any] = {}
+        self._outcome: _Outcome = {}
         self._spill = ""
         self._thread = threading.Thread(target=self._work, name=_STATEMENT_THREAD, daemon=True)
 
@@ -238,7 +249,7 @@ def _check_read_only(sql: str) -> None:
 
 
 def connect(
-    url: str, storage_options: dict[str, Any] | None = None
+    url: str, storage_options: StorageOptions | None = None
 ) -> duckdb.DuckDBPyConnection:
     """Open a DuckDB connection with views over the results store at ``url``.
 

@@ -8,9 +8,9 @@ can be recomputed, so it is written atomically but not flushed to disk.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from oloproof._exceptions import StoreError
+from oloproof.records import StoredObject
 from oloproof.store._layout import cache_path
 from oloproof.store._objects import ObjectStore, parse_json
 
@@ -21,13 +21,17 @@ __all__ = ["RecordCache"]
 class RecordCache:
     """Per-case stage records, kept as JSON objects of a store.
 
+    This is the JSON edge of the stage records: the stages validate what they read
+    into their record models (``oloproof.records.STAGE_RECORDS``) and hand the
+    objects to write here.
+
     Attributes:
         objects: The store's objects.
     """
 
     objects: ObjectStore
 
-    def get_record(self, stage: str, key: str) -> dict[str, Any] | None:
+    def get_record(self, stage: str, key: str) -> StoredObject | None:
         """The cached record of one stage for one identity key, or None.
 
         Raises:
@@ -35,7 +39,7 @@ class RecordCache:
         """
         return self.get_records(stage, [key]).get(key)
 
-    def get_records(self, stage: str, keys: list[str]) -> dict[str, dict[str, Any]]:
+    def get_records(self, stage: str, keys: list[str]) -> dict[str, StoredObject]:
         """The cached records of one stage for many keys, fetched at once.
 
         Args:
@@ -53,7 +57,7 @@ class RecordCache:
         url_for = self.objects.location.url_for
         return {paths[rel]: _record(data, url_for(rel)) for rel, data in found.items()}
 
-    def put_record(self, stage: str, key: str, record: dict[str, Any]) -> None:
+    def put_record(self, stage: str, key: str, record: StoredObject) -> None:
         """Store the record of one stage for one identity key, atomically.
 
         Raises:
@@ -68,7 +72,7 @@ class RecordCache:
         self.objects.write_json(relpath, record, durable=False)
 
 
-def _record(data: bytes, url: str) -> dict[str, Any]:
+def _record(data: bytes, url: str) -> StoredObject:
     value = parse_json(data, url)
     if not isinstance(value, dict):
         raise StoreError(

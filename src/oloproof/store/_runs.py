@@ -11,10 +11,14 @@ import errno
 import os
 import shutil
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from oloproof._exceptions import NotFoundError, StoreError
+from oloproof.records import RunRecords
 from oloproof.store._inside import is_own_folder, list_entries
 from oloproof.store._layout import RUN_MANIFEST, RUNS_DIR, run_manifest, run_table, split_entry_file
 from oloproof.store._lease import LEASE_FILE, lease_is_fresh, local_claim
@@ -23,19 +27,27 @@ from oloproof.store._store import ResultsStore
 __all__ = ["IncompleteRun", "incomplete_runs", "read_run_records", "remove_incomplete_run"]
 
 
-def read_run_records(store: ResultsStore, run_id: str) -> dict[str, Any]:
+def read_run_records(store: ResultsStore, run_id: str) -> RunRecords:
     """A complete run's manifest, cases and judgments.
 
     Raises:
         NotFoundError: No complete run has that id.
+        StoreError: Its ``run.json`` is not a run manifest.
     """
-    if not store.exists(run_manifest(run_id)):
+    path = run_manifest(run_id)
+    if not store.exists(path):
         raise NotFoundError(f"no complete run {run_id!r} in the store", path=store.url)
-    return {
-        "manifest": store.read_json(run_manifest(run_id)),
-        "cases": store.read_table(run_table(run_id, "cases")),
-        "judgments": store.read_table(run_table(run_id, "judgments")),
-    }
+    stored = store.read_json(path)
+    if not isinstance(stored, dict):
+        raise StoreError(f"run {run_id}: run.json is not a JSON object", path=store.location.url_for(path))
+    cases, judgments = store.read_table(run_table(run_id, "cases")), store.read_table(run_table(run_id, "judgments"))
+    try:
+        return RunRecords.of(stored, cases, judgments)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise StoreError(f"run {run_id}: run.json is not a run manifest: {first['msg']}",
+                         path=store.location.url_for(path), field=where or None) from None
 
 
 @dataclass(frozen=True)
@@ -135,6 +147,7 @@ def _remove_remote(store: ResultsStore, folder: str, run: IncompleteRun) -> bool
         return False
     with where.guard("remove", folder, missing_is_lookup=False):
         where.fs.invalidate_cache()
+        # fsspec's listing: object info by path, as the filesystem reports it.
         found: dict[str, Any] = where.fs.find(where.full_path(folder), detail=True)
     names = {path.rsplit("/", 1)[-1] for path in found}
     stamps = [_stamp(info) for info in found.values()]
@@ -164,7 +177,7 @@ def _newer(stamps: list[float], listed: float | None) -> bool:
     return listed is not None and any(stamp > listed for stamp in stamps)
 
 
-def _stamp(info: dict[str, Any]) -> float | None:
+def _stamp(info: Mapping[str, Any]) -> float | None:
     """When an object was written, as the store's listing says (as ``ObjectStore.modified``)."""
     stamp: Any = info.get("LastModified") or info.get("mtime") or info.get("last_modified")
     if hasattr(stamp, "timestamp"):

@@ -20,9 +20,10 @@ from typing import Any
 import duckdb
 import fsspec
 
-from oloproof.store._location import StoreLocation
+from oloproof.records import StoredObject
+from oloproof.store._location import StorageOptions, StoreLocation
 from oloproof.store._objects import ObjectStore
-from oloproof.store._queries import Queries
+from oloproof.store._queries import Queries, QueryParameters
 from oloproof.store._records import RecordCache
 from oloproof.store._schema import TableSchema
 from oloproof.store._tables import TableStore
@@ -55,7 +56,7 @@ class ResultsStore:
         ConfigError: The URL names an unknown protocol or the options are invalid.
     """
 
-    def __init__(self, url: str, storage_options: dict[str, Any] | None = None) -> None:
+    def __init__(self, url: str, storage_options: StorageOptions | None = None) -> None:
         self.location = StoreLocation(url, storage_options)
         self.objects = ObjectStore(self.location)
         self.records = RecordCache(self.objects)
@@ -131,15 +132,15 @@ class ResultsStore:
 
     # -- stage records: see RecordCache -----------------------------------
 
-    def get_record(self, stage: str, key: str) -> dict[str, Any] | None:
+    def get_record(self, stage: str, key: str) -> StoredObject | None:
         """One cached stage record, or None; see :meth:`RecordCache.get_record`."""
         return self.records.get_record(stage, key)
 
-    def get_records(self, stage: str, keys: list[str]) -> dict[str, dict[str, Any]]:
+    def get_records(self, stage: str, keys: list[str]) -> dict[str, StoredObject]:
         """Many cached stage records at once; see :meth:`RecordCache.get_records`."""
         return self.records.get_records(stage, keys)
 
-    def put_record(self, stage: str, key: str, record: dict[str, Any]) -> None:
+    def put_record(self, stage: str, key: str, record: StoredObject) -> None:
         """Store one stage record; see :meth:`RecordCache.put_record`."""
         self.records.put_record(stage, key, record)
 
@@ -155,7 +156,7 @@ class ResultsStore:
         """Write encoded chunks as one Parquet table; see :meth:`TableStore.write_table_chunks`."""
         self.tables.write_table_chunks(relpath, chunks, schema)
 
-    def read_table(self, relpath: str) -> list[dict[str, Any]]:
+    def read_table(self, relpath: str) -> list[StoredObject]:
         """Read a Parquet table; see :meth:`TableStore.read_table`."""
         return self.tables.read_table(relpath)
 
@@ -166,7 +167,7 @@ class ResultsStore:
         return self.queries.connect()
 
     def query(
-        self, sql: str, params: list[Any] | dict[str, Any] | None = None
+        self, sql: str, params: QueryParameters | None = None
     ) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run one SQL statement over the views; see :meth:`Queries.query`."""
         return self.queries.query(sql, params)

@@ -24,6 +24,7 @@ import duckdb
 
 from oloproof._exceptions import StoreError
 from oloproof._json import canonical_json
+from oloproof.records import StoredObject
 from oloproof.store._duckdb import new_connection, sql_ident, sql_string
 from oloproof.store._errors import one_line, translate
 from oloproof.store._objects import ObjectStore
@@ -74,7 +75,7 @@ class TableStore:
             data = parquet_from_chunks(chunks, schema)
         self.objects.write_bytes(relpath, data)
 
-    def read_table(self, relpath: str) -> list[dict[str, Any]]:
+    def read_table(self, relpath: str) -> list[StoredObject]:
         """Read a Parquet table written by :meth:`write_table`.
 
         Returns:
@@ -153,7 +154,7 @@ def _encode_row(row: Any, schema: TableSchema, index: int) -> str:
             f"expected {list(schema.names)}",
             field=schema.name,
         )
-    out: dict[str, Any] = {}
+    out: StoredObject = {}
     for column, kind in schema.columns:
         value = row.get(column)
         if value is None or (type(value) in _PLAIN and kind != "JSON"):
@@ -287,7 +288,7 @@ def _to_parquet(write: Callable[[BinaryIO], None], schema: TableSchema) -> bytes
             return handle.read()
 
 
-def decode_parquet(local_path: str) -> list[dict[str, Any]]:
+def decode_parquet(local_path: str) -> list[StoredObject]:
     """Read a local Parquet file written by :func:`encode_parquet` into rows.
 
     JSON columns recorded in the file's metadata are decoded into Python values.

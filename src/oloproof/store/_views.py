@@ -27,7 +27,7 @@ import duckdb
 
 from oloproof._exceptions import StoreError
 from oloproof._json import canonical_json
-from oloproof.records import stored_run_kind
+from oloproof.records import StoredObject, stored_run_kind
 from oloproof.store._duckdb import new_connection, sql_string
 from oloproof.store._errors import one_line
 from oloproof.store._inside import list_entries, read_inside
@@ -50,14 +50,14 @@ from oloproof.store._schema import CASES, DECISIONS, DIAGNOSIS_LABELS, JUDGMENTS
 
 __all__ = ["VIEW_NAMES", "build_connection", "confine", "views_named_in"]
 
-_ManifestColumn = tuple[str, Callable[[dict[str, Any]], object]]
+_ManifestColumn = tuple[str, Callable[[StoredObject], object]]
 """A column of a manifest view: its name, and how its value is read from a manifest."""
 
 
-def _first(*dotted: str) -> Callable[[dict[str, Any]], object]:
+def _first(*dotted: str) -> Callable[[StoredObject], object]:
     """A reader of a manifest's value at the first of the ``dotted`` paths that holds one."""
 
-    def read(manifest: dict[str, Any]) -> object:
+    def read(manifest: StoredObject) -> object:
         return next((v for v in (_pick(manifest, path) for path in dotted) if v is not None), None)
 
     return read
@@ -273,7 +273,7 @@ def _duckdb_path(where: StoreLocation, relpath: str) -> str:
     return full if where.is_local else where.fs.unstrip_protocol(full)
 
 
-def _pick(manifest: dict[str, Any], dotted: str) -> Any:
+def _pick(manifest: StoredObject, dotted: str) -> Any:
     value: Any = manifest
     for part in dotted.split("."):
         if not isinstance(value, dict) or part not in value:

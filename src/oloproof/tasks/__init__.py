@@ -6,7 +6,8 @@ from oloproof.tasks._batch import Batch, group_batches, plan_batches
 from oloproof.tasks._batch_part import BatchPart
 from oloproof.tasks._cached import Outcome
 from oloproof.tasks._environment import ProgressHook, RunEnvironment, RunRequest, prepare_environment, release_workers
-from oloproof.tasks._execution import lookup_executions, record_executions
+from oloproof.tasks._execution import CachedExecution, lookup_executions, record_executions
+from oloproof.tasks._flights import JudgmentFlights
 from oloproof.tasks._generate import generate_outputs
 from oloproof.tasks._identity import (
     SCHEMA_VERSION,
@@ -23,18 +24,21 @@ from oloproof.tasks._persist import case_rows, publish_report, retrieval_rows, w
 from oloproof.tasks._policy import BatchIdentity
 from oloproof.tasks._results import CaseResult
 from oloproof.tasks._retrieve import retrieve_passages
-from oloproof.tasks._summarize import cache_counts, summarize_run
+from oloproof.tasks._summarize import RunSummary, cache_counts, summarize_run
 
 __all__ = [
     "SCHEMA_VERSION",
     "Batch",
     "BatchIdentity",
     "BatchPart",
+    "CachedExecution",
     "CaseResult",
+    "JudgmentFlights",
     "Outcome",
     "ProgressHook",
     "RunEnvironment",
     "RunRequest",
+    "RunSummary",
     "assemble_context",
     "assemble_contexts",
     "assembly_key",

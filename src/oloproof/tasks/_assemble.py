@@ -14,18 +14,19 @@ The rule, in rank order:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+
+from oloproof.records import AssembledPassage, Candidate, DroppedPassage
 
 __all__ = ["assemble_context"]
 
 
 def assemble_context(
-    candidates: Sequence[dict[str, Any]],
+    candidates: Sequence[Candidate],
     *,
     top_k: int,
     token_budget: int | None,
     token_counts: Sequence[int] | None,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[AssembledPassage], list[DroppedPassage]]:
     """Apply the top-k cut-off and the token budget.
 
     Args:
@@ -39,26 +40,26 @@ def assemble_context(
         The kept passages and the dropped ones, each with its 1-based
         ``position`` (and ``tokens`` when counted); dropped ones carry ``reason``.
     """
-    kept: list[dict[str, Any]] = []
-    dropped: list[dict[str, Any]] = []
+    kept: list[AssembledPassage] = []
+    dropped: list[DroppedPassage] = []
     used = 0
     for index, passage in enumerate(candidates):
-        entry = {
-            "position": index + 1,
-            "doc_id": passage["doc_id"],
-            "chunk_id": passage.get("chunk_id"),
-            "text": passage.get("text"),
-        }
+        # Keys in this order: the recorded entries have always had it.
+        position, doc_id = index + 1, passage["doc_id"]
+        chunk_id, text = passage.get("chunk_id"), passage.get("text")
         if index >= top_k:
-            dropped.append({**entry, "reason": "beyond_top_k", "tokens": None})
+            dropped.append(DroppedPassage(position=position, doc_id=doc_id, chunk_id=chunk_id, text=text,
+                                          reason="beyond_top_k", tokens=None))  # fmt: skip
             continue
         if token_budget is None:
-            kept.append({**entry, "tokens": None})
+            kept.append(AssembledPassage(position=position, doc_id=doc_id, chunk_id=chunk_id, text=text, tokens=None))
             continue
         tokens = int(token_counts[index]) if token_counts is not None else 0
         if used + tokens <= token_budget:
             used += tokens
-            kept.append({**entry, "tokens": tokens})
+            kept.append(AssembledPassage(position=position, doc_id=doc_id, chunk_id=chunk_id, text=text,
+                                         tokens=tokens))  # fmt: skip
         else:
-            dropped.append({**entry, "reason": "token_budget", "tokens": tokens})
+            dropped.append(DroppedPassage(position=position, doc_id=doc_id, chunk_id=chunk_id, text=text,
+                                          reason="token_budget", tokens=tokens))  # fmt: skip
     return kept, dropped

@@ -10,6 +10,7 @@ from prefect import task
 
 from oloproof._exceptions import SystemContractError
 from oloproof._system._passage import Passage
+from oloproof.records import AssemblyRecord, Candidate, RetrievalRecord
 from oloproof.tasks._assemble import assemble_context
 from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import Outcome, WorkItem, passthrough, run_cached
@@ -31,10 +32,11 @@ def assembly_items(
     items = []
     for case_id in batch.case_ids:
         retrieved = retrievals.get(case_id)
+        record = None if retrieved is None or not retrieved.ok else retrieved.record_of(RetrievalRecord)
         # An ok outcome always has its key and record.
-        if retrieved is None or not retrieved.ok or retrieved.key is None or retrieved.record is None:
+        if retrieved is None or retrieved.key is None or record is None:
             continue
-        candidates = retrieved.record["candidates"]
+        candidates = record.candidates
         items.append(
             WorkItem(
                 case_id=case_id,
@@ -48,16 +50,14 @@ def assembly_items(
     return items
 
 
-def _count_all(env: RunEnvironment, offered: list[dict[str, Any]]) -> list[int] | None:
+def _count_all(env: RunEnvironment, offered: list[Candidate]) -> list[int] | None:
     if env.system.config.token_budget is None:
         return None
     counter = env.system.count_tokens
     return [counter(Passage(**passage)) for passage in offered]
 
 
-def _record(
-    env: RunEnvironment, case_id: str, candidates: list[dict[str, Any]], counts: Any
-) -> dict[str, Any]:
+def _record(env: RunEnvironment, case_id: str, candidates: list[Candidate], counts: Any) -> AssemblyRecord:
     if counts is not None and any(
         isinstance(count, bool) or not isinstance(count, int) or count < 0 for count in counts
     ):
@@ -70,10 +70,10 @@ def _record(
     context, dropped = assemble_context(
         candidates, top_k=config.top_k or 0, token_budget=config.token_budget, token_counts=counts
     )
-    return {"context": context, "dropped": dropped}
+    return AssemblyRecord(context=context, dropped=dropped)
 
 
-def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]]:
+def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]]:  # the task's inputs, as Prefect hands them
     items = assembly_items(inputs["env"], inputs["batch"], inputs["retrievals"])
     return [(item.case_id, item.key) for item in items]
 

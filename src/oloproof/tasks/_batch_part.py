@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from oloproof.records import JudgmentBrief
+from oloproof.records import CacheCount, JudgmentBrief, StoredObject
 
-__all__ = ["BatchPart"]
+__all__ = ["BatchPart", "CaseFacts"]
+
+# What `oloproof.report.case_facts` finds of a case, as it returns it.
+CaseFacts = StoredObject
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,11 +18,11 @@ class BatchPart:
 
     index: int
     """The batch's position in the run."""
-    facts: dict[str, dict[str, Any]]
+    facts: dict[str, CaseFacts]
     """Per case id: ``best_relevant_position``, ``relevant_position``, ``context_truncated``."""
     judgments: list[JudgmentBrief]
     """What the summary reads of the batch's judgment rows (settled as this run's)."""
-    counts: dict[str, dict[str, int]]
-    """Hits and misses of the execution, retrieve and generate caches."""
+    counts: dict[str, CacheCount]
+    """Hits and misses of the execution, retrieve and generate caches, by cache."""
     chunks: dict[str, bytes]
     """Per table name in ``CHUNKED_TABLES``: the rows as one :func:`encode_chunk` chunk."""

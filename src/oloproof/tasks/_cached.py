@@ -18,13 +18,16 @@ import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Annotated, Any, TypeGuard, TypeVar
 
-from pydantic import ValidationError
+from pydantic import PlainValidator, ValidationError
 
 from oloproof._exceptions import RunStoppedError, SystemContractError
+from oloproof.records import StageRecord, stage_record, validate_staged
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._executor import CallResult, CallTimeoutError
+
+R = TypeVar("R", bound=StageRecord)
 
 __all__ = [
     "CaseFailure",
@@ -48,7 +51,7 @@ class WorkItem:
     key: str
     call: Callable[..., Any]
     args: tuple[Any, ...]
-    finish: Callable[[Any], dict[str, Any]]
+    finish: Callable[[Any], StageRecord]
     """Turns the call's value into the stage record (and checks the contract)."""
     inline: bool = False
     """Run in the batch's own thread: cheap, synchronous work (assembly, deterministic
@@ -70,9 +73,9 @@ class Outcome:
 
     key: str | None = None
     """The stage identity key (``None`` when the stage could not run)."""
-    record: dict[str, Any] | None = None
-    """The stage record (JSON values) when the stage succeeded; with an error, what
-    the failed call left to keep (a judge's raw reply), never cached."""
+    record: Annotated[StageRecord | None, PlainValidator(validate_staged)] = None
+    """The stage record when the stage succeeded; with an error, what the failed
+    call left to keep (a judge's raw reply), never cached."""
     hit: bool = False
     """Served from the stage cache, or shared with an equal-identity case of the run."""
     error: str | None = None
@@ -89,11 +92,23 @@ class Outcome:
         """Whether the stage produced a record."""
         return self.error is None
 
+    def record_of(self, kind: type[R]) -> R | None:
+        """The record, as the stage's own record type; ``None`` without a record.
+
+        Raises:
+            TypeError: The record is another stage's (a wiring error, never input).
+        """
+        if self.record is None:
+            return None
+        if not isinstance(self.record, kind):
+            raise TypeError(f"expected a {kind.__name__}, got a {type(self.record).__name__}")
+        return self.record
+
 
 def outcome(
     *,
     key: str | None = None,
-    record: dict[str, Any] | None = None,
+    record: StageRecord | None = None,
     hit: bool = False,
     error: str | None = None,
     error_stage: str | None = None,
@@ -128,7 +143,7 @@ class CaseFailure(Exception):
         record: What to keep of the failed call for the run (never cached).
     """
 
-    def __init__(self, message: str, record: dict[str, Any] | None = None) -> None:
+    def __init__(self, message: str, record: StageRecord | None = None) -> None:
         super().__init__(message)
         self.record = record
 
@@ -151,7 +166,7 @@ def run_cached(
         RunStoppedError: The run was stopped while calls were pending.
     """
     results: dict[str, Outcome] = {}
-    cached = env.store.get_records(stage, sorted({i.key for i in items})) if use_cache else {}
+    cached = _cached_records(env, stage, items) if use_cache else {}
     pending: dict[concurrent.futures.Future[Any], list[WorkItem]] = {}
     leaders: dict[str, concurrent.futures.Future[Any]] = {}
     inline: list[WorkItem] = []
@@ -179,7 +194,7 @@ def run_cached(
                 error, record = failure, failure.record
             else:
                 if use_cache and not shared:
-                    env.store.put_record(stage, item.key, finished)
+                    env.store.put_record(stage, item.key, finished.stored())
         if error is not None:
             failures.append((item.label or item.case_id, _describe(error)))
             results[item.case_id] = outcome(
@@ -196,6 +211,12 @@ def run_cached(
         skip_batch_cache()
         log_failures(env, stage, failures)
     return {item.case_id: results[item.case_id] for item in items}
+
+
+def _cached_records(env: RunEnvironment, stage: str, items: list[WorkItem]) -> dict[str, StageRecord]:
+    model = stage_record(stage)
+    found = env.store.get_records(stage, sorted({item.key for item in items}))
+    return {key: model.model_validate(stored) for key, stored in found.items()}
 
 
 MAX_LOGGED_FAILURES = 20

@@ -50,7 +50,7 @@ def find_diagnosis(store: ResultsStore, request: str) -> dict[str, Any] | None:
 @task(cache_policy=NO_CACHE, name="load-parent-run", retries=2, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
 def load_parent_run(store: ResultsStore, run_id: str) -> dict[str, Any]:
     """The parent run's records; its dataset must be unchanged since the run."""
-    records = read_run_records(store, run_id)
+    records = read_run_records(store, run_id).as_json()
     manifest = records["manifest"]
     try:
         with fsspec.open(manifest["dataset"], "rb") as handle:

@@ -28,9 +28,10 @@ from oloproof.config import Project, load_project
 from oloproof.dataset import Case, Dataset, load_cases
 from oloproof.evaluators import Evaluator, JudgeContext
 from oloproof.providers import ProviderPool
-from oloproof.records import RunKind
+from oloproof.records import RecordedRetrieval, RunKind
 from oloproof.store import ResultsStore
 from oloproof.tasks._executor import StageExecutor
+from oloproof.tasks._flights import JudgmentFlights
 from oloproof.tasks._inputs import build_project_evaluators, check_inputs
 from oloproof.tasks._replay import load_recorded_retrievals
 
@@ -112,12 +113,15 @@ class RunEnvironment:
     cases: dict[str, Case]
     judges: JudgeContext = field(default_factory=JudgeContext)
     """What judge calls share: the run's provider pool."""
-    recorded: dict[str, dict[str, Any]] | None = None
+    recorded: dict[str, RecordedRetrieval] | None = None
     """The parent run's recorded retrievals, when replaying."""
     reranker: Callable[..., Any] | None = None
     """The re-ranker applied to replayed candidates."""
     on_progress: ProgressHook | None = None
     """Told of completed user calls (the CLI's progress bar)."""
+    flights: JudgmentFlights = field(default_factory=JudgmentFlights)
+    """The judgments in flight that equal ones wait for instead of calling: the run's
+    own, or one shared by the runs given the same."""
 
     @property
     def run_id(self) -> str:
@@ -159,8 +163,14 @@ class RunEnvironment:
         return _prepared_in_worker, (self.request,)
 
 
-def prepare_environment(request: RunRequest, *, on_progress: ProgressHook | None = None) -> RunEnvironment:
-    """Validate everything a run needs; raises before anything is written."""
+def prepare_environment(
+    request: RunRequest, *, on_progress: ProgressHook | None = None, flights: JudgmentFlights | None = None
+) -> RunEnvironment:
+    """Validate everything a run needs; raises before anything is written.
+
+    ``flights``: shared by runs of one process whose equal judgments in flight at
+    once should be made once; each run has its own when it is not given.
+    """
     project = load_project(request.project, request.settings, results=request.results)
     system = resolve_system(project)
     evaluators, locate = build_project_evaluators(project, system)
@@ -196,6 +206,7 @@ def prepare_environment(request: RunRequest, *, on_progress: ProgressHook | None
         recorded=recorded,
         reranker=reranker,
         on_progress=on_progress,
+        flights=flights if flights is not None else JudgmentFlights(),
     )
 
 

@@ -5,19 +5,34 @@ A plain re-run with nothing changed finds every case here and runs no stage.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TypeVar
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from oloproof.records import AssemblyRecord, ExecutionRecord, GenerationRecord, RetrievalRecord, StageRecord
 from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import Outcome, is_hit
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._identity import execution_key
-from oloproof.tasks._results import EXECUTION_FIELDS, CaseResult
+from oloproof.tasks._results import CaseResult
 from oloproof.tasks._retry import retry_io_only
 
-__all__ = ["lookup_executions", "record_executions"]
+__all__ = ["CachedExecution", "lookup_executions", "record_executions"]
+
+R = TypeVar("R", bound=StageRecord)
+
+
+@dataclass(frozen=True, slots=True)
+class CachedExecution:
+    """A case's execution found in the execution cache, and the key it was found under."""
+
+    key: str
+    """The execution identity."""
+    record: ExecutionRecord
+    """What the cache kept of the case."""
+
 
 def _uses_execution_cache(env: RunEnvironment) -> bool:
     # Diagnosis variants change what a stage sees without changing the system.
@@ -28,7 +43,7 @@ def _uses_execution_cache(env: RunEnvironment) -> bool:
 
 
 @task(cache_policy=NO_CACHE, name="lookup-executions", task_run_name="lookup executions ({batch.label})")
-def lookup_executions(env: RunEnvironment, batch: Batch) -> dict[str, dict[str, Any]]:
+def lookup_executions(env: RunEnvironment, batch: Batch) -> dict[str, CachedExecution]:
     """Return the cached execution of each case of the batch that has one."""
     if not _uses_execution_cache(env):
         return {}
@@ -36,20 +51,24 @@ def lookup_executions(env: RunEnvironment, batch: Batch) -> dict[str, dict[str, 
     keys = {case_id: execution_key(system, env.cases[case_id].input) for case_id in batch.case_ids}
     found = env.store.get_records("execute", sorted(set(keys.values())))
     env.progress("execute", sum(1 for key in keys.values() if key in found))
+    records = {key: ExecutionRecord.model_validate(found[key]) for key in set(keys.values()) if key in found}
     return {
-        case_id: {**found[key], "execution_key": key}
+        case_id: CachedExecution(key=key, record=records[key])
         for case_id, key in keys.items()
-        if key in found
+        if key in records
     }
+
+
+def _ok_record(outcome: Outcome | None, kind: type[R]) -> R | None:
+    return outcome.record_of(kind) if outcome is not None and outcome.ok else None
 
 
 def _merge(case_id: str, key: str, stages: dict[str, Outcome | None], run_id: str) -> CaseResult:
     retrieved, assembled, generated = stages["retrieve"], stages["assemble"], stages["generate"]
     failed = next((o for o in (retrieved, assembled, generated) if o is not None and not o.ok), None)
-    records = {
-        name: outcome.record if outcome is not None and outcome.ok else None
-        for name, outcome in stages.items()
-    }
+    retrieval = _ok_record(retrieved, RetrievalRecord)
+    assembly = _ok_record(assembled, AssemblyRecord)
+    generation = _ok_record(generated, GenerationRecord)
     return CaseResult(
         case_id=case_id,
         status="missing" if failed else "ok",
@@ -60,18 +79,18 @@ def _merge(case_id: str, key: str, stages: dict[str, Outcome | None], run_id: st
         generate_hit=is_hit(generated, run_id),
         retrieve_ran=retrieved is not None
         and retrieved.error_stage in (None, "retrieve")
-        and not (retrieved.record or {}).get("replayed"),
+        and not (retrieval is not None and retrieval.replayed),
         generate_ran=generated is not None and generated.error_stage in (None, "generate"),
         retrieve_ms=retrieved.ms if retrieved else None,
         generate_ms=generated.ms if generated else None,
         retrieval_key=retrieved.key if retrieved else None,
         assembly_key=assembled.key if assembled else None,
         generation_key=generated.key if generated else None,
-        query=(records["retrieve"] or {}).get("query"),
-        candidates=(records["retrieve"] or {}).get("candidates"),
-        context=(records["assemble"] or {}).get("context"),
-        dropped=(records["assemble"] or {}).get("dropped"),
-        output=(records["generate"] or {}).get("output"),
+        query=retrieval.query if retrieval else None,
+        candidates=retrieval.candidates if retrieval else None,
+        context=assembly.context if assembly else None,
+        dropped=assembly.dropped if assembly else None,
+        output=generation.output if generation else None,
     )
 
 
@@ -82,7 +101,7 @@ def _merge(case_id: str, key: str, stages: dict[str, Outcome | None], run_id: st
 def record_executions(
     env: RunEnvironment,
     batch: Batch,
-    cached: dict[str, dict[str, Any]],
+    cached: dict[str, CachedExecution],
     retrievals: dict[str, Outcome] | None,
     assemblies: dict[str, Outcome] | None,
     generations: dict[str, Outcome] | None,
@@ -92,7 +111,8 @@ def record_executions(
     results: dict[str, CaseResult] = {}
     for case_id in batch.case_ids:
         if case_id in cached:
-            results[case_id] = _from_cache(case_id, cached[case_id])
+            found = cached[case_id]
+            results[case_id] = CaseResult.of_execution(case_id, found.key, found.record)
             continue
         key = execution_key(system, env.cases[case_id].input)
         stages = {
@@ -101,16 +121,5 @@ def record_executions(
         }
         results[case_id] = result = _merge(case_id, key, stages, env.run_id)
         if result.ok and _uses_execution_cache(env):
-            env.store.put_record("execute", key, {name: getattr(result, name) for name in EXECUTION_FIELDS})
+            env.store.put_record("execute", key, result.execution().stored())
     return results
-
-
-def _from_cache(case_id: str, record: dict[str, Any]) -> CaseResult:
-    fields: dict[str, Any] = {name: record.get(name) for name in EXECUTION_FIELDS}
-    return CaseResult(
-        case_id=case_id,
-        status="ok",
-        execution_key=record["execution_key"],
-        execution_hit=True,
-        **fields,
-    )

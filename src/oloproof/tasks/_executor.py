@@ -9,7 +9,9 @@ A run must never hang on user code, so:
 
 - every call has its stage's timeout; an async call past it is cancelled, a
   blocking one is abandoned (its thread keeps running until the call returns,
-  and a fresh worker takes its place, so the run's capacity is unchanged);
+  and a fresh worker takes its place, so the run's capacity is unchanged); the
+  timeout is a `TimeBudget`, which a provider's pool does not charge for the
+  waits for its slots and rate buckets;
 - anything user code raises, ``BaseException`` included, is the call's error;
 - `StageExecutor.close` cancels every pending call, so whoever waits on one
   wakes up, and the process can exit even while an abandoned call still runs.
@@ -28,6 +30,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from oloproof._exceptions import RunStoppedError
+from oloproof.providers import TimeBudget
 
 __all__ = ["CallResult", "CallTimeoutError", "StageExecutor"]
 
@@ -240,8 +243,12 @@ class StageExecutor:
         async with self._semaphore if limited else contextlib.nullcontext():
             started = time.perf_counter()
             blocking = not inspect.iscoroutinefunction(fn)
+            # A budget, not a plain deadline: a provider's pool suspends it while
+            # the call waits for the provider's slots and rate buckets.
+            budget = TimeBudget(timeout).limit() if timeout is not None else contextlib.nullcontext()
             try:
-                value, error = await asyncio.wait_for(self._guarded(fn, args, blocking), timeout)
+                async with budget:
+                    value, error = await self._guarded(fn, args, blocking)
             except TimeoutError:
                 if blocking:
                     self._workers.abandon()

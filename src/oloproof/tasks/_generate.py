@@ -13,6 +13,7 @@ from typing import Any
 from prefect import task
 
 from oloproof._system._passage import Passage
+from oloproof.records import AssemblyRecord, GenerationRecord
 from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import CaseFailure, Outcome, WorkItem, passthrough, run_cached
 from oloproof.tasks._environment import RunEnvironment
@@ -30,12 +31,10 @@ def _context_for(
     if env.request.context_source == "gold":
         gold = env.cases[case_id].expected.gold_context or []
         return [passage.model_dump(mode="json") for passage in gold]
-    if assembled is None or assembled.record is None:  # an ok outcome always has its record
+    record = None if assembled is None else assembled.record_of(AssemblyRecord)
+    if record is None:  # an ok outcome always has its record
         return []
-    return [
-        {"doc_id": p["doc_id"], "chunk_id": p.get("chunk_id"), "text": p.get("text")}
-        for p in assembled.record["context"]
-    ]
+    return [{"doc_id": p["doc_id"], "chunk_id": p.get("chunk_id"), "text": p.get("text")} for p in record.context]
 
 
 def generation_items(
@@ -67,7 +66,7 @@ def generation_items(
     return items
 
 
-def _record(env: RunEnvironment, case_id: str, value: Any) -> dict[str, Any]:
+def _record(env: RunEnvironment, case_id: str, value: Any) -> GenerationRecord:
     try:
         output = json.loads(json.dumps(value, allow_nan=False))
     except (TypeError, ValueError, RecursionError):
@@ -76,7 +75,7 @@ def _record(env: RunEnvironment, case_id: str, value: Any) -> dict[str, Any]:
             f"{env.system.config.object} returned a value that is not JSON "
             f"({_json_problem(value)}); outputs must be JSON-serializable"
         ) from None
-    return {"output": output}
+    return GenerationRecord(output=output)
 
 
 def _json_problem(value: Any) -> str:

@@ -13,18 +13,19 @@ those of judging case by case.
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from prefect import task
 
 from oloproof._exceptions import SystemContractError
 from oloproof.evaluators import CaseView, Evaluator, Verdict
-from oloproof.records import JudgmentRow
+from oloproof.records import JudgeRecord, JudgmentRow
 from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import CaseFailure, WorkItem, run_cached
 from oloproof.tasks._environment import RunEnvironment
+from oloproof.tasks._flights import Shared, flown
 from oloproof.tasks._identity import judgment_key
 from oloproof.tasks._policy import stage_task_options
 from oloproof.tasks._results import CaseResult
@@ -49,15 +50,16 @@ def case_view(env: RunEnvironment, result: CaseResult, *, with_item: bool = True
         expected=case.expected.model_dump(mode="json", exclude_none=True),
         metadata=case.metadata,
         output=result.output,
-        context=result.context,
-        candidates=result.candidates,
+        # Evaluators read passages as the JSON objects they are.
+        context=cast("list[dict[str, Any]] | None", result.context),
+        candidates=cast("list[dict[str, Any]] | None", result.candidates),
         item=env.dataset.item(case) if with_item else None,
         recorded=env.dataset.recorded,
     )
 
 
 def _plan(
-    env: RunEnvironment, results: dict[str, CaseResult]
+    env: RunEnvironment, results: dict[str, CaseResult], tally: _Tally | None = None
 ) -> tuple[list[WorkItem], dict[str, list[JudgmentRow]], dict[str, Evaluator]]:
     items: list[WorkItem] = []
     fixed: dict[str, list[JudgmentRow]] = {}
@@ -81,19 +83,27 @@ def _plan(
                 continue
             group = batched.get(id(evaluator))
             call, args = (group.judge, (group.add(fields),)) if group else (evaluator.judge, (fields, env.judges))
+            key = judgment_key(evaluator.identity(), fields)
             items.append(
                 WorkItem(
                     case_id=slot,
-                    key=judgment_key(evaluator.identity(), fields),
+                    key=key,
                     call=call,
                     args=args,
-                    finish=partial(_verdict_record, evaluator),
+                    finish=partial(_verdict_record, evaluator, tally or _Tally(), key),
                     inline=not evaluator.is_async and not evaluator.is_llm_judge,
                     limited=not evaluator.is_llm_judge,
                     label=f"{case_id} {evaluator.criterion}",
                 )
             )
     return items, fixed, by_slot
+
+
+def _flies(evaluator: Evaluator, item: WorkItem) -> bool:
+    # Single-flight is for the async LLM judges: their calls take no slot of the
+    # system's max_concurrency, so a follower waiting never holds the slot its
+    # leader needs; and a blocking judge waiting would hold a worker thread.
+    return not item.inline and not item.limited and evaluator.is_async
 
 
 def _judges_many(evaluator: Evaluator) -> bool:
@@ -157,7 +167,34 @@ class _Batched:
         self.done.update(zip(indices, verdicts, strict=True))
 
 
-def _verdict_record(evaluator: Evaluator, value: Any) -> dict[str, Any]:
+class _Tally:
+    """What a batch's judge calls sent, by judgment key.
+
+    The requests a call sent are the judgment's accounting for this run, not part
+    of its cached record (whose bytes stay those of earlier versions): they are
+    taken out of the record here, and handed to the first row of the key only.
+    """
+
+    def __init__(self) -> None:
+        self.requests: dict[str, int] = {}
+        self.shared: set[str] = set()
+        """Keys whose verdict came from another batch's call (single-flight)."""
+
+    def take(self, key: str) -> int | None:
+        """The requests of ``key``'s call for its first row; ``0`` for every later one
+        and for a shared call, ``None`` when the call did not count them."""
+        if key in self.shared:
+            return 0
+        sent = self.requests.get(key)
+        if sent is not None:
+            self.requests[key] = 0
+        return sent
+
+
+def _verdict_record(evaluator: Evaluator, tally: _Tally, key: str, value: Any) -> JudgeRecord:
+    if isinstance(value, Shared):
+        tally.shared.add(key)
+        value = value.value
     if not isinstance(value, Verdict):
         raise SystemContractError(
             f"evaluator {evaluator.type_name} returned {type(value).__name__}; expected Verdict",
@@ -167,7 +204,13 @@ def _verdict_record(evaluator: Evaluator, value: Any) -> dict[str, Any]:
         raise SystemContractError(
             f"evaluator {evaluator.type_name} returned an observed Verdict without a score", field="judge"
         )
-    record = asdict(value)
+    fields = asdict(value)
+    call = fields.get("call")
+    if isinstance(call, dict) and "requests" in call:
+        sent = call.pop("requests")
+        if isinstance(sent, int):
+            tally.requests.setdefault(key, sent)
+    record = JudgeRecord.model_validate(fields)
     if value.status == "error":  # recorded for this run, judged again by the next
         raise CaseFailure(value.reason or "judge error", record=record)
     return record
@@ -194,26 +237,39 @@ def _row(env: RunEnvironment, evaluator: Evaluator, case_id: str, criterion: str
     return JudgmentRow(**row)
 
 
-def _call_fields(call: dict[str, Any] | None) -> dict[str, Any]:
-    return {name: call.get(name) for name in CALL_FIELDS} if call else {}
+def _call_fields(verdict: JudgeRecord | None) -> dict[str, Any]:
+    return {name: verdict.call_value(name) for name in CALL_FIELDS} if verdict and verdict.call else {}
+
+
+def _judge_of(env: RunEnvironment, evaluator: Evaluator) -> dict[str, Any]:
+    """The provider and model an LLM judge calls, for a row its call left nothing on
+    (cut off by the stage timeout): its error is counted under them like any other."""
+    provider = getattr(evaluator.options, "provider", None)
+    model = getattr(evaluator.options, "model", None)
+    if not evaluator.is_llm_judge or not isinstance(provider, str) or not isinstance(model, str):
+        return {}
+    pool = env.judges.providers
+    kind = pool.config(provider).type if pool is not None and provider in pool.names else None
+    return {"provider": provider, "provider_type": kind, "model": model}
 
 
 def _judged_rows(
-    env: RunEnvironment, evaluator: Evaluator, case_id: str, verdict: dict[str, Any], *, key: str, hit: bool
+    env: RunEnvironment, evaluator: Evaluator, case_id: str, verdict: JudgeRecord, *, key: str, hit: bool,
+    requests: int | None = None,
 ) -> list[JudgmentRow]:
     """The rows of a verdict: each output's verdict derived from its score now."""
-    if verdict["status"] == "excluded":
-        return _rows(env, evaluator, case_id, status="excluded", outcome="skipped", reason=verdict["reason"])
+    if verdict.status == "excluded":
+        return _rows(env, evaluator, case_id, status="excluded", outcome="skipped", reason=verdict.reason)
     rows = []
-    scores = verdict.get("scores") or {}
+    scores = verdict.scores or {}
     for output in evaluator.outputs():
-        score = scores.get(output.criterion, verdict["score"])
-        value, passed, label = output.verdict_of(score, verdict["passed"])
+        score = scores.get(output.criterion, verdict.score)
+        value, passed, label = output.verdict_of(score, verdict.passed)
         rows.append(_row(
             env, evaluator, case_id, output.criterion, status="observed", outcome="completed",
-            reason=verdict["reason"], score=score, value=value, passed=passed, label=label,
-            threshold=output.threshold, detail=verdict["detail"], judgment_key=key, hit=hit,
-            **_call_fields(verdict.get("call")),
+            reason=verdict.reason, score=score, value=value, passed=passed, label=label,
+            threshold=output.threshold, detail=verdict.detail, judgment_key=key, hit=hit,
+            requests=None if hit else requests, **_call_fields(verdict),
         ))  # fmt: skip
     return rows
 
@@ -229,16 +285,32 @@ def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]]:
 def judge_cases(
     env: RunEnvironment, batch: Batch, results: dict[str, CaseResult]
 ) -> dict[str, list[JudgmentRow]]:
-    """Judge every case of the batch with every evaluator; one row per criterion."""
-    items, rows, by_slot = _plan(env, results)
-    for slot, done in run_cached(env, "judge", items).items():
+    """Judge every case of the batch with every evaluator; one row per criterion.
+
+    The keys of the batch's calls are claimed in the run's flights before the cache
+    is read: a key another batch is judging now waits for that call and shares it.
+    """
+    tally = _Tally()
+    items, rows, by_slot = _plan(env, results, tally)
+    claims = env.flights.claim(sorted({item.key for item in items if _flies(by_slot[item.case_id], item)}))
+    items = [replace(item, call=flown(claims[item.key], item.call)) if item.key in claims else item
+             for item in items]  # fmt: skip
+    try:
+        done_items = run_cached(env, "judge", items)
+    finally:
+        env.flights.release(claims)  # the records are written: later batches find them cached
+    for slot, done in done_items.items():
         evaluator, case_id = by_slot[slot], slot.split(_SEP, 1)[0]
+        key = done.key or ""
         if done.ok:
-            rows[slot] = _judged_rows(env, evaluator, case_id, done.record or {}, key=done.key or "", hit=done.hit)
+            rows[slot] = _judged_rows(env, evaluator, case_id, done.record_of(JudgeRecord) or JudgeRecord(), key=key,
+                                      hit=done.hit or key in tally.shared, requests=tally.take(key))  # fmt: skip
         else:
+            failed = done.record_of(JudgeRecord)
             rows[slot] = _rows(
                 env, evaluator, case_id, status="missing", outcome="error", reason="judge_error",
-                detail={"error": done.error}, **_call_fields((done.record or {}).get("call")),
+                detail={"error": done.error}, requests=tally.take(key),
+                **(_call_fields(failed) if failed is not None and failed.call else _judge_of(env, evaluator)),
             )  # fmt: skip
     judged: dict[str, list[JudgmentRow]] = {case_id: [] for case_id in batch.case_ids}
     for slot_rows in rows.values():

@@ -10,14 +10,16 @@ chunks; the run's tables are written from the chunks at the end.
 
 from __future__ import annotations
 
+from typing import cast
+
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from oloproof.records import JudgmentBrief, JudgmentRow
+from oloproof.records import CacheCount, JudgmentBrief, JudgmentRow, StoredObject
 from oloproof.report._facts import case_facts
 from oloproof.store import CASES, JUDGMENTS, RETRIEVALS, encode_chunk
 from oloproof.tasks._batch import Batch
-from oloproof.tasks._batch_part import BatchPart
+from oloproof.tasks._batch_part import BatchPart, CaseFacts
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._judge import settle_judgments
 from oloproof.tasks._persist import CHUNKED_TABLES, case_rows, retrieval_rows
@@ -26,12 +28,18 @@ from oloproof.tasks._results import CaseResult
 __all__ = ["encode_batch"]
 
 
-def _count(flags: list[bool]) -> dict[str, int]:
+def _facts(env: RunEnvironment, result: CaseResult, top_k: int | None) -> CaseFacts:
+    # The facts read passages as the JSON objects they are.
+    candidates = cast("list[StoredObject] | None", result.candidates if result.ok else None)
+    return case_facts(env.cases[result.case_id], candidates, cast("list[StoredObject] | None", result.dropped), top_k)
+
+
+def _count(flags: list[bool]) -> CacheCount:
     hits = sum(1 for flag in flags if flag)
-    return {"hit": hits, "miss": len(flags) - hits}
+    return CacheCount(hit=hits, miss=len(flags) - hits)
 
 
-def _counts(results: list[CaseResult]) -> dict[str, dict[str, int]]:
+def _counts(results: list[CaseResult]) -> dict[str, CacheCount]:
     return {
         "execution": _count([r.execution_hit for r in results]),
         "retrieve": _count([r.retrieve_hit for r in results if r.retrieve_ran]),
@@ -59,10 +67,7 @@ def encode_batch(
     ordered = [merged[case_id] for case_id in batch.case_ids]
     rows = settle_judgments([row for part in judged for rows_ in part.values() for row in rows_], env.run_id)
     top_k = env.system.config.top_k
-    facts = {
-        r.case_id: case_facts(env.cases[r.case_id], r.candidates if r.ok else None, r.dropped, top_k)
-        for r in ordered
-    }
+    facts = {r.case_id: _facts(env, r, top_k) for r in ordered}
     table_rows = {
         CASES.name: case_rows(env.run_id, ordered, facts, env.cases),
         RETRIEVALS.name: retrieval_rows(env.run_id, ordered, env.cases, top_k),

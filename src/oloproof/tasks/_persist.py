@@ -6,13 +6,14 @@ while writing never looks complete to a reader.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from oloproof.records import CaseRow, ContextEntry, MetricRow, RetrievalRow
+from oloproof.dataset import Case
+from oloproof.records import CaseRow, ContextEntry, MetricRow, RetrievalRow, RunManifest, StoredObject
 from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, run_lease, run_manifest, run_table
 from oloproof.tasks._batch_part import BatchPart
 from oloproof.tasks._environment import RunEnvironment
@@ -29,8 +30,8 @@ CHUNKED_TABLES = (CASES, RETRIEVALS, JUDGMENTS)
 _CONTEXT_KEYS = tuple(ContextEntry.__annotations__)
 
 
-def case_rows(run_id: str, results: list[CaseResult], facts: dict[str, dict[str, Any]],
-              cases: dict[str, Any]) -> Iterator[CaseRow]:
+def case_rows(run_id: str, results: list[CaseResult], facts: Mapping[str, Mapping[str, Any]],
+              cases: Mapping[str, Case]) -> Iterator[CaseRow]:
     """One ``cases`` row per case, one at a time (a large run never holds the table)."""
     for result in results:
         case = cases[result.case_id]
@@ -48,7 +49,7 @@ def case_rows(run_id: str, results: list[CaseResult], facts: dict[str, dict[str,
         )
 
 
-def retrieval_rows(run_id: str, results: list[CaseResult], cases: dict[str, Any],
+def retrieval_rows(run_id: str, results: list[CaseResult], cases: Mapping[str, Case],
                    top_k: int | None) -> Iterator[RetrievalRow]:
     """One ``retrievals`` row per retrieved candidate, one at a time."""
     for result in results:
@@ -66,17 +67,17 @@ def retrieval_rows(run_id: str, results: list[CaseResult], cases: dict[str, Any]
             )
 
 
-def metric_rows(run_id: str, metrics: list[dict[str, Any]]) -> Iterator[MetricRow]:
+def metric_rows(run_id: str, metrics: list[StoredObject]) -> Iterator[MetricRow]:
     """One ``metrics`` row per summarized metric; a key the table lacks is an error."""
     for metric in metrics:
         yield MetricRow(run_id=run_id, **metric)
 
 
-@task(cache_policy=NO_CACHE, name="write-run", task_run_name="write run {manifest[run_id]}", retries=3, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
-def write_run(env: RunEnvironment, manifest: dict[str, Any], parts: list[BatchPart],
-              metrics: list[dict[str, Any]]) -> str:  # fmt: skip
+@task(cache_policy=NO_CACHE, name="write-run", task_run_name="write run {manifest.run_id}", retries=3, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
+def write_run(env: RunEnvironment, manifest: RunManifest, parts: list[BatchPart],
+              metrics: list[StoredObject]) -> str:  # fmt: skip
     """Write the run's tables from its batch parts (given in batch order), then its manifest."""
-    run_id = manifest["run_id"]
+    run_id = manifest.run_id
     # Held while the folder is written: `runs --incomplete --remove` never takes it from a live writer.
     with run_lease(env.store, run_id):
         for schema in CHUNKED_TABLES:
@@ -84,12 +85,12 @@ def write_run(env: RunEnvironment, manifest: dict[str, Any], parts: list[BatchPa
             env.store.write_table_chunks(run_table(run_id, schema.name), chunks, schema)
         rows = (row.as_mapping() for row in metric_rows(run_id, metrics))
         env.store.write_table(run_table(run_id, METRICS.name), rows, METRICS)
-        env.store.write_json(run_manifest(run_id), manifest)
+        env.store.write_json(run_manifest(run_id), manifest.model_dump(mode="json"))
     return run_id
 
 
-@task(cache_policy=NO_CACHE, name="publish-report", task_run_name="publish report {manifest[run_id]}")
-def publish_report(manifest: dict[str, Any], metrics: list[dict[str, Any]], store_arguments: str = "") -> None:
+@task(cache_policy=NO_CACHE, name="publish-report", task_run_name="publish report {manifest.run_id}")
+def publish_report(manifest: RunManifest, metrics: list[StoredObject], store_arguments: str = "") -> None:
     """A Prefect artifact with the metrics table, linked to the run id, for the UI.
 
     ``store_arguments`` (`` --project DIR``) end its commands, so they run from anywhere.
@@ -98,19 +99,19 @@ def publish_report(manifest: dict[str, Any], metrics: list[dict[str, Any]], stor
 
     from oloproof.report import render_run
 
-    lines = render_run({**manifest, "metrics": [m for m in metrics if m["slice"] is None]})
-    system = manifest["system"]
+    lines = render_run({**manifest.model_dump(mode="json"), "metrics": [m for m in metrics if m["slice"] is None]})
+    system = manifest.system
     markdown = "\n".join([
-        f"# Run `{manifest['run_id']}`",
+        f"# Run `{manifest.run_id}`",
         (f"{system['name']} {system['version']} · index {system.get('index_version')} · "
-         f"{manifest['case_count']} cases"),
+         f"{manifest.case_count} cases"),
         "",
         "```",
         *lines[1:],
         "```",
         "",
-        (f"Inspect: `oloproof show {manifest['run_id']}{store_arguments}` · "
-         f"`oloproof inspect {manifest['run_id']}{store_arguments}`"),
+        (f"Inspect: `oloproof show {manifest.run_id}{store_arguments}` · "
+         f"`oloproof inspect {manifest.run_id}{store_arguments}`"),
     ])
-    key = "oloproof-" + manifest["run_id"].lower().replace("_", "-")
-    create_markdown_artifact(markdown=markdown, key=key, description=f"Oloproof run {manifest['run_id']}")
+    key = "oloproof-" + manifest.run_id.lower().replace("_", "-")
+    create_markdown_artifact(markdown=markdown, key=key, description=f"Oloproof run {manifest.run_id}")

@@ -13,24 +13,31 @@ from typing import Any
 
 from oloproof._exceptions import NotFoundError, SystemContractError
 from oloproof._system._passage import Passage, Retrieval
+from oloproof.records import Candidate, RecordedRetrieval
 from oloproof.store import ResultsStore, run_manifest, run_table
 
 __all__ = ["check_reranked", "load_recorded_retrievals", "replay_retrieval"]
 
 
-def load_recorded_retrievals(store: ResultsStore, run_id: str) -> dict[str, dict[str, Any]]:
-    """Each case's recorded query and candidates in a complete run."""
+def load_recorded_retrievals(store: ResultsStore, run_id: str) -> dict[str, RecordedRetrieval]:
+    """Each case's recorded query and candidates in a complete run.
+
+    Raises:
+        NotFoundError: No complete run has that id.
+    """
     if not store.exists(run_manifest(run_id)):
         raise NotFoundError(f"no complete run {run_id!r} in the store", path=store.url)
-    candidates: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    candidates: dict[str, list[Candidate]] = defaultdict(list)
     for row in sorted(store.read_table(run_table(run_id, "retrievals")), key=lambda r: (r["case_id"], r["position"])):
         candidates[row["case_id"]].append(
-            {"doc_id": row["doc_id"], "chunk_id": row["chunk_id"], "score": row["score"], "text": row["text"]}
+            Candidate(doc_id=row["doc_id"], chunk_id=row["chunk_id"], score=row["score"], text=row["text"])
         )
     recorded = {}
     for row in store.read_table(run_table(run_id, "cases")):
         if row["status"] == "ok" and row.get("retrieval_key") is not None:
-            recorded[row["case_id"]] = {"query": row.get("query"), "candidates": candidates.get(row["case_id"], [])}
+            recorded[row["case_id"]] = RecordedRetrieval(
+                query=row.get("query"), candidates=candidates.get(row["case_id"], [])
+            )
     return recorded
 
 
@@ -48,15 +55,15 @@ def check_reranked(original: list[Passage], reranked: Any, where: str) -> tuple[
     return tuple(reranked)
 
 
-def replay_retrieval(recorded: dict[str, Any], depth: int, reranker: Any = None, where: str = "") -> Retrieval:
+def replay_retrieval(recorded: RecordedRetrieval, depth: int, reranker: Any = None, where: str = "") -> Retrieval:
     """The recorded retrieval, re-ranked when a re-ranker is given."""
-    passages = [Passage(**candidate) for candidate in recorded["candidates"]]
+    passages = [Passage(**candidate) for candidate in recorded.candidates]
     if reranker is not None:
-        reranked = reranker(recorded["query"], list(passages))
+        reranked = reranker(recorded.query, list(passages))
         if inspect.isawaitable(reranked):
             reranked = asyncio.run(_awaited(reranked))  # a pool thread has no running loop
         passages = list(check_reranked(passages, reranked, where))
-    return Retrieval(query=recorded["query"], depth=depth, candidates=tuple(passages))
+    return Retrieval(query=recorded.query, depth=depth, candidates=tuple(passages))
 
 
 async def _awaited(value: Any) -> Any:

@@ -7,8 +7,13 @@ written from it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal
+
+from pydantic import JsonValue
+
+from oloproof.records import AssembledPassage, Candidate, DroppedPassage, ExecutionRecord
 
 __all__ = ["CaseResult"]
 
@@ -49,13 +54,13 @@ class CaseResult:
     """The generation identity."""
     query: str | None = None
     """The query the retriever reported."""
-    candidates: list[dict[str, Any]] | None = None
-    """The retrieved candidates, in rank order (JSON values)."""
-    context: list[dict[str, Any]] | None = None
+    candidates: list[Candidate] | None = None
+    """The retrieved candidates, in rank order."""
+    context: list[AssembledPassage] | None = None
     """The assembled context: kept passages with their positions and token counts."""
-    dropped: list[dict[str, Any]] | None = None
+    dropped: list[DroppedPassage] | None = None
     """Candidates left out of the context, each with its position and reason."""
-    output: Any = None
+    output: JsonValue = None
     """The system's output (JSON values)."""
 
     @property
@@ -63,9 +68,23 @@ class CaseResult:
         """Whether every stage produced a record."""
         return self.status == "ok"
 
-    def as_mapping(self) -> dict[str, Any]:
+    def as_mapping(self) -> Mapping[str, Any]:
         """The fields by name (values as they are, not copied)."""
         return {name: getattr(self, name) for name in FIELD_NAMES}
+
+    def execution(self) -> ExecutionRecord:
+        """What the execution cache keeps of the case."""
+        return ExecutionRecord.model_construct(**{name: getattr(self, name) for name in EXECUTION_FIELDS})
+
+    @classmethod
+    def of_execution(cls, case_id: str, key: str, record: ExecutionRecord) -> CaseResult:
+        """The result of a case served whole from the execution cache under ``key``."""
+        return cls(
+            case_id=case_id, status="ok", execution_key=key, execution_hit=True,
+            retrieval_key=record.retrieval_key, assembly_key=record.assembly_key,
+            generation_key=record.generation_key, query=record.query, candidates=record.candidates,
+            context=record.context, dropped=record.dropped, output=record.output,
+        )  # fmt: skip
 
 
 FIELD_NAMES = tuple(field.name for field in fields(CaseResult))

@@ -6,12 +6,13 @@ A system that declares retriever parameters is called ``retrieve(input, depth, p
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, cast
 
 from prefect import task
 
 from oloproof._exceptions import NotFoundError, SystemContractError
 from oloproof._system._passage import Retrieval
+from oloproof.records import Candidate, RetrievalRecord
 from oloproof.tasks._batch import Batch
 from oloproof.tasks._cached import Outcome, WorkItem, run_cached
 from oloproof.tasks._environment import RunEnvironment
@@ -76,11 +77,11 @@ def _depth(env: RunEnvironment) -> int:
     return depth
 
 
-def _replayed_record(env: RunEnvironment, case_id: str, value: Any, depth: int) -> dict[str, Any]:
-    return {**_record(env, case_id, value, depth), "replayed": True}
+def _replayed_record(env: RunEnvironment, case_id: str, value: Any, depth: int) -> RetrievalRecord:
+    return _record(env, case_id, value, depth).model_copy(update={"replayed": True})
 
 
-def _record(env: RunEnvironment, case_id: str, value: Any, depth: int) -> dict[str, Any]:
+def _record(env: RunEnvironment, case_id: str, value: Any, depth: int) -> RetrievalRecord:
     where = f"{env.system.config.object}.retrieve"
     if not isinstance(value, Retrieval):
         raise SystemContractError(
@@ -93,11 +94,11 @@ def _record(env: RunEnvironment, case_id: str, value: Any, depth: int) -> dict[s
             f"depth is {depth}",
             field="retrieve",
         )
-    return {
-        "query": value.query,
-        "depth": depth,
-        "candidates": [passage.model_dump(mode="json") for passage in value.candidates],
-    }
+    return RetrievalRecord(
+        query=value.query,
+        depth=depth,
+        candidates=[cast(Candidate, passage.model_dump(mode="json")) for passage in value.candidates],
+    )
 
 
 def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]] | None:

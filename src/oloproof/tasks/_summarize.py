@@ -2,68 +2,118 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from oloproof.providers import error_kind
-from oloproof.records import JudgmentBrief
+from oloproof.records import CacheCount, JudgeUsage, JudgmentBrief, RunCache, StoredObject
 from oloproof.report._facts import slice_value
 from oloproof.report._summary import summarize_metrics
 from oloproof.tasks._batch_part import BatchPart
 from oloproof.tasks._environment import RunEnvironment
 
-__all__ = ["cache_counts", "judge_usage", "summarize_run"]
+__all__ = ["RunSummary", "cache_counts", "judge_usage", "summarize_run"]
 
 
-def cache_counts(parts: list[BatchPart], judgments: list[JudgmentBrief]) -> dict[str, dict[str, int]]:
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """What a run's manifest and report take from its batch parts."""
+
+    metrics: list[StoredObject]
+    """The metric rows, overall and per slice, as ``oloproof.report`` computes them
+    (the ``metrics`` table's rows, less their run id)."""
+    cache: RunCache
+    """Cache hits and misses."""
+    judges: list[JudgeUsage]
+    """LLM judge calls per provider and model."""
+
+
+def cache_counts(parts: list[BatchPart], judgments: list[JudgmentBrief]) -> RunCache:
     """Hit/miss counts per cache, per case (and per case × criterion for judgments)."""
-    totals = {cache: {"hit": 0, "miss": 0} for cache in ("execution", "judgment", "retrieve", "generate")}
+    totals = {cache: [0, 0] for cache in ("execution", "retrieve", "generate")}
     for part in parts:
         for cache, counts in part.counts.items():
-            totals[cache]["hit"] += counts["hit"]
-            totals[cache]["miss"] += counts["miss"]
+            totals[cache][0] += counts.hit
+            totals[cache][1] += counts.miss
     hits = sum(1 for j in judgments if j.keyed and j.hit)
     keyed = sum(1 for j in judgments if j.keyed)
-    totals["judgment"] = {"hit": hits, "miss": keyed - hits}
-    return totals
+    return RunCache(
+        execution=CacheCount(hit=totals["execution"][0], miss=totals["execution"][1]),
+        judgment=CacheCount(hit=hits, miss=keyed - hits),
+        retrieve=CacheCount(hit=totals["retrieve"][0], miss=totals["retrieve"][1]),
+        generate=CacheCount(hit=totals["generate"][0], miss=totals["generate"][1]),
+    )
 
 
-def judge_usage(judgments: list[JudgmentBrief]) -> list[dict[str, Any]]:
-    """Calls, cache hits, tokens, retries, errors and cost per provider and model.
+@dataclass
+class _Usage:
+    """One provider and model's running totals."""
 
-    A hit row carries the accounting of the earlier call that made it: it counts
-    as cached, and none of its tokens or cost are this run's.
+    provider_type: str | None
+    calls: int = 0
+    judgments: int = 0
+    requests: int = 0
+    cached: int = 0
+    retries: int = 0
+    errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    error_kinds: dict[str, int] = field(default_factory=dict)
+    error_samples: dict[str, str] = field(default_factory=dict)
+
+
+def judge_usage(judgments: list[JudgmentBrief]) -> list[JudgeUsage]:
+    """Judgments, requests, cache hits, tokens, retries, errors and cost per provider and model.
+
+    ``judgments`` (and ``calls``, its name in earlier versions) counts the judgments
+    this run made, errors included; ``requests`` the requests it sent for them
+    (retries and re-asks included). A hit row carries the accounting of the earlier
+    call that made it: it counts as cached, and none of its tokens or cost are this run's.
     """
-    usage: dict[tuple[str, str], dict[str, Any]] = {}
+    usage: dict[tuple[str, str], _Usage] = {}
     for row in judgments:
         if row.provider is None or row.model is None or row.outcome == "skipped":
             continue
-        entry = usage.setdefault((row.provider, row.model), {
-            "provider": row.provider, "provider_type": row.provider_type, "model": row.model,
-            "calls": 0, "cached": 0, "retries": 0, "errors": 0,
-            "input_tokens": 0, "output_tokens": 0, "cost_usd": None, "error_kinds": {}, "error_samples": {},
-        })  # fmt: skip
+        entry = usage.setdefault((row.provider, row.model), _Usage(row.provider_type))
         if row.hit:
-            entry["cached"] += 1
+            entry.cached += 1
             continue
-        entry["calls"] += 1
+        entry.calls += 1
+        entry.judgments += 1
+        entry.requests += _requests(row)
         if row.outcome == "error":
-            entry["errors"] += 1
+            entry.errors += 1
             kind = error_kind(row.error)
-            entry["error_kinds"][kind] = entry["error_kinds"].get(kind, 0) + 1
-            entry["error_samples"].setdefault(kind, row.error or kind)
-        entry["retries"] += row.retries or 0
-        entry["input_tokens"] += row.input_tokens or 0
-        entry["output_tokens"] += row.output_tokens or 0
+            entry.error_kinds[kind] = entry.error_kinds.get(kind, 0) + 1
+            entry.error_samples.setdefault(kind, row.error or kind)
+        entry.retries += row.retries or 0
+        entry.input_tokens += row.input_tokens or 0
+        entry.output_tokens += row.output_tokens or 0
         if row.cost_usd is not None:
-            entry["cost_usd"] = (entry["cost_usd"] or 0.0) + row.cost_usd
-    return [usage[key] for key in sorted(usage)]
+            entry.cost_usd = (entry.cost_usd or 0.0) + row.cost_usd
+    return [
+        JudgeUsage(provider=provider, model=model, provider_type=entry.provider_type, calls=entry.calls,
+                   judgments=entry.judgments, requests=entry.requests,
+                   cached=entry.cached, retries=entry.retries, errors=entry.errors,
+                   input_tokens=entry.input_tokens, output_tokens=entry.output_tokens, cost_usd=entry.cost_usd,
+                   error_kinds=entry.error_kinds, error_samples=entry.error_samples)
+        for (provider, model), entry in sorted(usage.items())
+    ]  # fmt: skip
+
+
+def _requests(row: JudgmentBrief) -> int:
+    """The requests of a judgment this run made; one that did not count them sent
+    one and its retries, and one cut off before its call said anything, none known."""
+    if row.requests is not None:
+        return row.requests
+    return 1 + row.retries if row.retries is not None else 0
 
 
 @task(cache_policy=NO_CACHE, name="summarize", task_run_name="summarize {env.run_id}")
-def summarize_run(env: RunEnvironment, parts: list[BatchPart]) -> dict[str, Any]:
+def summarize_run(env: RunEnvironment, parts: list[BatchPart]) -> RunSummary:
     """The metric rows (overall and per slice), cache counts and judge usage."""
     config = env.project.config
     judgments = [row for part in parts for row in part.judgments]
@@ -79,4 +129,4 @@ def summarize_run(env: RunEnvironment, parts: list[BatchPart]) -> dict[str, Any]
         min_slice_support=config.min_slice_support,
         confidence=config.confidence,
     )
-    return {"metrics": metrics, "cache": cache_counts(parts, judgments), "judges": judge_usage(judgments)}
+    return RunSummary(metrics=metrics, cache=cache_counts(parts, judgments), judges=judge_usage(judgments))
