@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oloproof._cli._common import emit, emit_json, quiet_prefect
 from oloproof._locate import locate_store
+
+if TYPE_CHECKING:
+    from oloproof.comparison import Policy, Rule
+    from oloproof.records import RulePlan, StoredRun
 
 __all__ = ["compare_command", "plan_command"]
 
@@ -32,19 +36,19 @@ def compare_command(args: argparse.Namespace) -> int:
 DEFAULT_DISCORDANCE = 0.10
 
 
-def _plan_rule(rule: Any, policy: Any, baseline: dict[str, Any], pilot: dict[str, Any] | None,
-               args: argparse.Namespace) -> dict[str, Any]:
+def _plan_rule(rule: Rule, policy: Policy, baseline: StoredRun, pilot: StoredRun | None,
+               args: argparse.Namespace) -> RulePlan:
     """One rule's plan: the pairs it needs and every assumption behind the figure."""
     from oloproof import stats
     from oloproof._exceptions import StatsError
     from oloproof.comparison import pair_metric
 
-    values = [float(r["value"]) for r in baseline["judgments"]
-              if r["criterion"] == rule.metric and r["status"] == "observed" and r["value"] is not None]
+    values = [float(value) for r in baseline["judgments"]
+              if r["criterion"] == rule.metric and r["status"] == "observed" and (value := r["value"]) is not None]
     assumed = rule.plan_difference
     if assumed is None:
         assumed = rule.margin + 5.0 if rule.kind == "superiority" else 0.0
-    plan = {"rule": rule.name, "metric": rule.metric, "kind": rule.kind, "margin": rule.margin,
+    plan: RulePlan = {"rule": rule.name, "metric": rule.metric, "kind": rule.kind, "margin": rule.margin,
             "assumed_difference": assumed, "baseline_observed": len(values),
             "baseline_mean": sum(values) / len(values) if values else None, "power": args.power,
             "pass_fail": None, "method": None, "discordance": None, "discordance_source": None,
@@ -79,7 +83,9 @@ def _plan_rule(rule: Any, policy: Any, baseline: dict[str, Any], pilot: dict[str
         else:
             plan["discordance"] = DEFAULT_DISCORDANCE
             plan["discordance_source"] = "assumed" if pilot is None else "assumed_no_pilot_pairs"
-        if pass_fail and plan["discordance_source"] != "given" and plan["discordance"] < abs(assumed) / 100:
+        discordance = plan["discordance"]
+        if pass_fail and plan["discordance_source"] != "given" and discordance is not None \
+                and discordance < abs(assumed) / 100:
             # A difference of d points needs at least d% of the cases to disagree.
             plan["discordance"], plan["discordance_source"] = abs(assumed) / 100, "raised"
         plan["required_pairs"] = stats.required_pairs(values, discordance=plan["discordance"], **options)
@@ -88,9 +94,10 @@ def _plan_rule(rule: Any, policy: Any, baseline: dict[str, Any], pilot: dict[str
     return plan
 
 
-def _plan_line(plan: dict[str, Any]) -> str:
+def _plan_line(plan: RulePlan) -> str:
     head = f"{plan['rule']}  {plan['metric']}  {plan['kind']}, margin {plan['margin']:.1f} points: "
-    if plan["baseline_observed"] == 0:
+    mean = plan["baseline_mean"]
+    if plan["baseline_observed"] == 0 or mean is None:  # no mean without an observed case
         return head + "the baseline has no observed cases of this metric"
     if plan["error"] is not None:
         return head + f"cannot plan: {plan['error']}"
@@ -108,14 +115,14 @@ def _plan_line(plan: dict[str, Any]) -> str:
             "raised": " (the least that difference needs)",
             "assumed": " (assumed: pass --pilot RUN or --discordance to measure or state it)",
             "assumed_no_pilot_pairs": " (assumed: the pilot has no pairs of this metric)",
-        }[source]
+        }[source or "assumed"]
     else:
         share = (f"the spread of the pilot's {plan['pilot_pairs']} paired differences "
                  f"(SD {plan['difference_sd']:.3f})")
     if plan["pass_fail"]:
-        base = f"a baseline pass rate of {plan['baseline_mean'] * 100:.1f}% ({plan['baseline_observed']} observed)"
+        base = f"a baseline pass rate of {mean * 100:.1f}% ({plan['baseline_observed']} observed)"
     else:
-        base = f"a baseline mean of {plan['baseline_mean']:.3f} ({plan['baseline_observed']} observed)"
+        base = f"a baseline mean of {mean:.3f} ({plan['baseline_observed']} observed)"
     return head + f"{text}, {share} and {base}"
 
 

@@ -7,12 +7,17 @@ import json
 import os
 import shlex
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from oloproof._cli._common import emit_json, print_lines
 from oloproof._exceptions import UsageError
 from oloproof._locate import locate_store, store_arguments
+
+if TYPE_CHECKING:
+    from oloproof.records import LabellingRow, ShownTexts, StoredRetrieval, StoredRun
+    from oloproof.store import ResultsStore
 
 __all__ = ["EXIT_NOT_VALIDATED", "sample_command", "validate_command", "validations_command"]
 
@@ -52,7 +57,7 @@ def add_judge_parser(commands: Any, add_store_options: Any) -> None:
     add_store_options(listing)
 
 
-def _write_lines(path: Path, rows: list[dict[str, Any]]) -> None:
+def _write_lines(path: Path, rows: Sequence[LabellingRow]) -> None:
     """Write JSON lines whole or not at all."""
     text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -65,14 +70,15 @@ def _write_lines(path: Path, rows: list[dict[str, Any]]) -> None:
         raise
 
 
-def _run_texts(store: Any, run_id: str, criterion: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+def _run_texts(store: ResultsStore, run_id: str, criterion: str) -> tuple[StoredRun, dict[str, ShownTexts]]:
     """A run's records and what its judge of ``criterion`` read of each case."""
     from oloproof.judging import case_texts, context_passages, judge_entry
     from oloproof.store import read_run_records, run_table
 
     run = read_run_records(store, run_id).as_json()
     judge_entry(run["manifest"], criterion)  # an unknown criterion is refused before anything else
-    passages = context_passages(store.read_table(run_table(run_id, "retrievals")))
+    retrievals = cast("list[StoredRetrieval]", store.read_table(run_table(run_id, "retrievals")))  # rows as read
+    passages = context_passages(retrievals)
     return run, case_texts(run, criterion, passages)
 
 

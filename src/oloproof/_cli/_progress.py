@@ -6,7 +6,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from oloproof.tasks import ProgressHook
@@ -27,13 +27,13 @@ def progress_bar(total_cases: int, stages: list[str]) -> Iterator[ProgressHook |
         yield None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
     progress = Progress(
         TextColumn("{task.description:>10}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=Console(file=sys.stderr), transient=True,
     )
-    bars: dict[str, Any] = {stage: progress.add_task(_LABELS.get(stage, stage), total=None) for stage in stages}
+    bars: dict[str, TaskID] = {stage: progress.add_task(_LABELS.get(stage, stage), total=None) for stage in stages}
     lock = threading.Lock()
 
     def hook(stage: str, count: int) -> None:

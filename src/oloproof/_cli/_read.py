@@ -5,30 +5,57 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+from typing_extensions import TypedDict
 
 from oloproof._cli._common import emit, emit_json, terminal_safe
 from oloproof._exceptions import NotFoundError, UsageError
 from oloproof._locate import locate_store
 
+if TYPE_CHECKING:
+    from oloproof.records import MetricSummary, RunReport, StoredJudgment, StoredManifest
+
 __all__ = ["load_run", "query_command", "results_command", "runs_command", "show_command"]
 
 
-def load_run(store: Any, run_id: str) -> dict[str, Any]:
+class _RunLine(TypedDict):
+    """A row of the ``runs`` (or ``all_runs``) view, as ``oloproof runs`` lists it."""
+
+    run_id: str
+    kind: str | None
+    created_at: str
+    system_name: str
+    system_version: str
+    index_version: str | None
+    dataset: str
+
+
+class _IncompleteLine(TypedDict):
+    """An incomplete run folder, as ``oloproof runs --incomplete`` lists it."""
+
+    run_id: str
+    files: list[str]
+    age_minutes: float | None
+    removed: bool
+    writing: bool
+
+
+def load_run(store: Any, run_id: str) -> RunReport:
     """A complete run's manifest and metrics, as ``oloproof run`` returned them, and the
     judge metrics corrected by human labels where the run's judges have some."""
     from oloproof.store import run_manifest, run_table
 
     if not store.exists(run_manifest(run_id)):
         raise NotFoundError(f"no complete run {run_id!r} in the store", path=store.url)
-    manifest = store.read_json(run_manifest(run_id))
-    metrics = store.read_table(run_table(run_id, "metrics"))
-    report = {**manifest, "metrics": metrics}
+    manifest: StoredManifest = store.read_json(run_manifest(run_id))
+    metrics: list[MetricSummary] = store.read_table(run_table(run_id, "metrics"))
+    report: RunReport = {**manifest, "metrics": metrics}
     from oloproof.judging import judge_estimates, labelled_samples
 
     labelled = labelled_samples(store, run_id)
     if labelled:  # human labels of its judges: the judge metrics corrected by them
-        judgments = store.read_table(run_table(run_id, "judgments"))
+        judgments: list[StoredJudgment] = store.read_table(run_table(run_id, "judgments"))
         report["judge_estimates"] = judge_estimates(manifest, judgments, labelled)
     return report
 
@@ -44,7 +71,7 @@ def runs_command(args: argparse.Namespace) -> int:
         "SELECT run_id, kind, created_at, system_name, system_version, index_version, dataset "
         f"FROM {'all_runs' if every else 'runs'} ORDER BY run_id"
     )
-    records = [dict(zip(columns, row)) for row in rows]
+    records = [cast("_RunLine", dict(zip(columns, row))) for row in rows]
     if args.json:
         emit_json(records)
         return 0
@@ -54,7 +81,7 @@ def runs_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_line(record: dict[str, Any], kind_width: int | None) -> str:
+def _run_line(record: _RunLine, kind_width: int | None) -> str:
     """One line of ``oloproof runs``; with ``kind_width``, the run's kind is a column."""
     kind = "" if kind_width is None else f"{record['kind'] or '':<{kind_width}}  "
     return (
@@ -75,7 +102,7 @@ def _incomplete_command(store: Any, args: argparse.Namespace) -> int:
     older_than = _non_negative(args.older_than, "--older-than", "minutes")
     now = time.time()
     found = incomplete_runs(store)
-    rows: list[dict[str, Any]] = []
+    rows: list[_IncompleteLine] = []
     for run in found:
         age = None if run.modified is None else (now - run.modified) / 60
         old = args.remove and age is not None and age >= older_than

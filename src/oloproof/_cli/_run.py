@@ -53,6 +53,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _flow_options(env: RunEnvironment) -> dict[str, Any]:
+    # Options of Prefect's Flow.with_options, handed through as they are.
     from oloproof.flows._runner import task_runner_for
 
     if env.project.config.task_runner.type == "threads":
@@ -61,6 +62,7 @@ def _flow_options(env: RunEnvironment) -> dict[str, Any]:
 
 
 def _evaluate(env: RunEnvironment, options: dict[str, Any]) -> dict[str, Any]:
+    # The flow's return value: the run's report, as Prefect hands it back.
     from oloproof.flows import PreparedRun
 
     stages = {"rag": ["execute", "retrieve", "generate", "judge"], "plain": ["execute", "generate", "judge"],

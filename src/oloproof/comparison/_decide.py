@@ -4,27 +4,42 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 from oloproof import stats
 from oloproof._exceptions import ConfigError, UsageError
 from oloproof.comparison._pairing import pair_metric, paired_line_values
-from oloproof.comparison._policy import Policy
+from oloproof.comparison._policy import Policy, Rule
 from oloproof.config._yaml import load_yaml_with_lines, locate, read_config_text
+from oloproof.records._comparisons import (
+    ComparisonRecord,
+    ComparisonScope,
+    DecisionEntry,
+    MetricLine,
+    PairedValues,
+    Pairing,
+    ProbeLine,
+)
+from oloproof.records._stored import StoredEvaluator, StoredManifest, StoredRun
 from oloproof.report import slice_values
 
 __all__ = ["check_comparable", "compare_runs", "policy_error"]
 
-_COUNTS = ("paired", "missing", "judge_errors", "excluded", "unpaired")
-"""How a metric's cases were paired, as each line and decision reports it."""
+def _line(pairing: Pairing, values: PairedValues | None) -> MetricLine:
+    """How a metric's cases were paired, as each line reports it, and its difference."""
+    line: MetricLine = {"paired": pairing["paired"], "missing": pairing["missing"],
+                        "judge_errors": pairing["judge_errors"], "excluded": pairing["excluded"],
+                        "unpaired": pairing["unpaired"]}  # fmt: skip
+    if values is not None:
+        line.update(values)
+    return line
 
 
-def _specs(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _specs(manifest: StoredManifest) -> dict[str, StoredEvaluator]:
     return {entry["criterion"]: entry for entry in manifest["evaluators"]}
 
 
-def check_comparable(candidate: dict[str, Any], baseline: dict[str, Any], *, allow_partial: bool,
-                     policy: Policy | None, policy_path: str | None = None) -> dict[str, Any]:
+def check_comparable(candidate: StoredRun, baseline: StoredRun, *, allow_partial: bool,
+                     policy: Policy | None, policy_path: str | None = None) -> ComparisonScope:
     """Refuse comparisons that would mislead; return what a partial comparison leaves out."""
     a, b = candidate["manifest"], baseline["manifest"]
     if a["run_id"] == b["run_id"]:
@@ -63,9 +78,9 @@ def policy_error(message: str, path: str | None, location: tuple[str | int, ...]
     return ConfigError(message, path=path, line=locate(lines, location), field=field)
 
 
-def _probes(candidate: dict[str, Any], baseline: dict[str, Any], criteria: list[str], confidence: float) -> list[dict[str, Any]]:
+def _probes(candidate: StoredRun, baseline: StoredRun, criteria: list[str], confidence: float) -> list[ProbeLine]:
     manifest = baseline["manifest"]
-    probes = []
+    probes: list[ProbeLine] = []
     for name in manifest.get("slices", []):
         groups: dict[str, set[str]] = defaultdict(set)
         for case_id, value in slice_values(baseline["cases"], name).items():
@@ -76,28 +91,30 @@ def _probes(candidate: dict[str, Any], baseline: dict[str, Any], criteria: list[
                 pairing = pair_metric([r for r in candidate["judgments"] if r["case_id"] in keep],
                                       [r for r in baseline["judgments"] if r["case_id"] in keep], criterion)
                 scored = pairing["paired"] >= manifest.get("min_slice_support", 1)
-                line = paired_line_values(pairing, confidence) if scored else {}
-                probes.append({"slice": name, "slice_value": value, "criterion": criterion, "scored": scored,
-                               **{k: pairing[k] for k in _COUNTS}, **line})
+                probe: ProbeLine = {"slice": name, "slice_value": value, "criterion": criterion, "scored": scored}
+                probe.update(_line(pairing, paired_line_values(pairing, confidence) if scored else None))
+                probes.append(probe)
     return probes
 
 
-def _decide(rule: Any, metric: dict[str, Any] | None, judge_validated: bool) -> dict[str, Any]:
-    decision = {"rule": rule.name, "criterion": rule.metric, "kind": rule.kind, "margin": rule.margin}
-    if metric is None or metric["difference"] is None:
+def _decide(rule: Rule, metric: MetricLine | None, judge_validated: bool) -> DecisionEntry:
+    decision: DecisionEntry = {"rule": rule.name, "criterion": rule.metric, "kind": rule.kind, "margin": rule.margin}
+    # A difference always comes with its interval (paired_line_values).
+    if metric is None or metric["difference"] is None or metric["low"] is None or metric["high"] is None:
         return {**decision, "verdict": "INSUFFICIENT_EVIDENCE", "reason": "no_pairs"}
-    decision.update({k: metric[k] for k in ("difference", "low", "high", "paired")})
+    low, high = metric["low"], metric["high"]
+    decision.update({"difference": metric["difference"], "low": low, "high": high, "paired": metric["paired"]})
     if not judge_validated:
         return {**decision, "verdict": "INSUFFICIENT_EVIDENCE", "reason": "judge_not_validated"}
     if metric["paired"] < rule.min_pairs:
         return {**decision, "verdict": "INSUFFICIENT_EVIDENCE", "reason": "too_few_pairs"}
-    interval = stats.Interval(low=metric["low"] / 100, high=metric["high"] / 100,
+    interval = stats.Interval(low=low / 100, high=high / 100,
                               confidence=metric["confidence"], method=metric["method"])
     verdict, reason = stats.decide_rule(interval, kind=rule.kind, margin=rule.margin / 100)
     return {**decision, "verdict": verdict, "reason": reason}
 
 
-def _judge_validated(entry_a: dict[str, Any] | None, entry_b: dict[str, Any] | None, validated: set[str]) -> bool:
+def _judge_validated(entry_a: StoredEvaluator | None, entry_b: StoredEvaluator | None, validated: set[str]) -> bool:
     # Both runs' judges must be validated: the same spec may still differ in prompt text
     # or provider type, which the judge id covers and the spec hash does not.
     entries = [entry for entry in (entry_a, entry_b) if entry is not None]
@@ -106,20 +123,20 @@ def _judge_validated(entry_a: dict[str, Any] | None, entry_b: dict[str, Any] | N
     return all(entry.get("judge_id") in validated for entry in entries)
 
 
-def compare_runs(candidate: dict[str, Any], baseline: dict[str, Any], *, policy: Policy | None,
-                 scope: dict[str, Any], validated_judges: set[str]) -> dict[str, Any]:
+def compare_runs(candidate: StoredRun, baseline: StoredRun, *, policy: Policy | None,
+                 scope: ComparisonScope, validated_judges: set[str]) -> ComparisonRecord:
     """The comparison's content: metric lines, probes, decisions and the gate."""
     confidence = policy.confidence if policy is not None else 0.95
     specs_a, specs_b = _specs(candidate["manifest"]), _specs(baseline["manifest"])
     criteria = [c for c in specs_b if c in specs_a and c not in scope["different_specs"]]
-    metrics = []
+    metrics: list[MetricLine] = []
     for criterion in criteria:
         pairing = pair_metric(candidate["judgments"], baseline["judgments"], criterion)
-        metrics.append({"criterion": criterion, "confidence": confidence,
-                        **{k: pairing[k] for k in _COUNTS},
-                        **paired_line_values(pairing, confidence)})
+        metric: MetricLine = {"criterion": criterion, "confidence": confidence}
+        metric.update(_line(pairing, paired_line_values(pairing, confidence)))
+        metrics.append(metric)
     by_criterion = {m["criterion"]: m for m in metrics}
-    decisions = []
+    decisions: list[DecisionEntry] = []
     for rule in policy.rules if policy is not None else []:
         validated = _judge_validated(specs_a.get(rule.metric), specs_b.get(rule.metric), validated_judges)
         decisions.append({**_decide(rule, by_criterion.get(rule.metric), validated), "confidence": confidence})

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Any
+from collections.abc import Sequence
 
 from oloproof import stats
+from oloproof.records._comparisons import PairedValues, Pairing
+from oloproof.records._stored import StoredJudgment
 
 __all__ = ["pair_metric", "paired_line_values"]
 
 
 def pair_metric(
-    candidate: list[dict[str, Any]], baseline: list[dict[str, Any]], criterion: str
-) -> dict[str, Any]:
+    candidate: Sequence[StoredJudgment], baseline: Sequence[StoredJudgment], criterion: str
+) -> Pairing:
     """Pair one criterion's judgment rows by case id."""
     mine = {row["case_id"]: row for row in candidate if row["criterion"] == criterion}
     theirs = {row["case_id"]: row for row in baseline if row["criterion"] == criterion}
@@ -37,7 +39,7 @@ def pair_metric(
         elif "excluded" in (a["status"], b["status"]):
             counts["excluded"] += 1
         else:
-            pairs.append((case_id, float(a["value"]), float(b["value"])))
+            pairs.append((case_id, float(a["value"]), float(b["value"])))  # type: ignore[arg-type]
     return {
         "criterion": criterion,
         "pairs": pairs,
@@ -49,7 +51,7 @@ def pair_metric(
     }
 
 
-def paired_line_values(pairing: dict[str, Any], confidence: float, seed: int = 0) -> dict[str, Any]:
+def paired_line_values(pairing: Pairing, confidence: float, seed: int = 0) -> PairedValues:
     """Difference (candidate − baseline) and its paired interval, in points.
 
     Pass/fail values (every one 0 or 1) get the paired pass/fail interval on

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from oloproof import stats
+from oloproof.records import ComparisonRecord, MetricLine
 from oloproof.report._render import missing_text
 
 __all__ = ["EXIT_BLOCK", "difference_text", "render_comparison", "render_decisions"]
@@ -12,22 +11,21 @@ __all__ = ["EXIT_BLOCK", "difference_text", "render_comparison", "render_decisio
 EXIT_BLOCK = 3
 
 
-def difference_text(row: dict[str, Any]) -> str:
+def difference_text(row: MetricLine) -> str:
     """``+0.0 points [-33.6, +33.6]``: the interval rounded outward to 0.1 point."""
-    if row.get("difference") is None:
+    difference, low, high = row.get("difference"), row.get("low"), row.get("high")
+    if difference is None or low is None or high is None:  # a difference always comes with its interval
         return "no pairs"
-    interval = stats.round_outward(
-        stats.Interval(low=row["low"] / 100, high=row["high"] / 100, confidence=0.95, method=""), 3
-    )
-    return f"{row['difference']:+.1f} points [{interval.low * 100:+.1f}, {interval.high * 100:+.1f}]"
+    interval = stats.round_outward(stats.Interval(low=low / 100, high=high / 100, confidence=0.95, method=""), 3)
+    return f"{difference:+.1f} points [{interval.low * 100:+.1f}, {interval.high * 100:+.1f}]"
 
 
-def _counts(row: dict[str, Any]) -> str:
+def _counts(row: MetricLine) -> str:
     text = f"{row['paired']} paired · {missing_text(row)} · {row['excluded']} excluded"
     return text + (f" · {row['unpaired']} unpaired" if row.get("unpaired") else "")
 
 
-def render_decisions(record: dict[str, Any]) -> list[str]:
+def render_decisions(record: ComparisonRecord) -> list[str]:
     """The ``Decisions`` block and the gate line."""
     if record.get("gate") is None:
         return ["Gate: none (no policy given)"]
@@ -41,7 +39,7 @@ def render_decisions(record: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render_comparison(record: dict[str, Any]) -> list[str]:
+def render_comparison(record: ComparisonRecord) -> list[str]:
     """The whole comparison report."""
     lines = [
         (f"Comparison {record['comparison_id']} of {record['candidate_run_id']} against "
@@ -54,7 +52,8 @@ def render_comparison(record: dict[str, Any]) -> list[str]:
             lines.append(where + f"{difference_text(probe)} · {probe['paired']} paired")
         else:
             lines.append(where + f"{probe['paired']} paired, too few to estimate")
-    scope = record.get("scope") or {}
-    if scope.get("different_specs"):
-        lines.append("Not compared (different evaluator specs): " + ", ".join(scope["different_specs"]))
+    scope = record.get("scope")
+    different = scope.get("different_specs") if scope else None
+    if different:
+        lines.append("Not compared (different evaluator specs): " + ", ".join(different))
     return lines + render_decisions(record)

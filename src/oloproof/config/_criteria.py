@@ -54,6 +54,7 @@ Location = tuple[str | int, ...]
 class Criteria:
     """``testing_criteria`` translated into evaluator entries, with where each came from."""
 
+    # As an ``evaluators:`` entry in YAML: the evaluator's options model validates them.
     entries: list[dict[str, Any]]
     """One evaluator entry per criterion, in order."""
     path: str
@@ -127,7 +128,7 @@ def _read(file: Path) -> tuple[Any, dict[Location, int]]:
 
 def _translate(
     item: Any, index: int, source: Criteria, providers: Mapping[str, Any]
-) -> tuple[dict[str, Any], dict[str, Location]]:
+) -> tuple[dict[str, Any], dict[str, Location]]:  # a raw evaluator entry, as in Criteria.entries
     def fail(message: str, *where: str | int) -> ConfigError:
         full = (*source.prefix, index, *where)
         return ConfigError(message, path=source.path, line=locate(source.lines, full), field=dotted(full))

@@ -85,5 +85,6 @@ class Case(BaseModel):
     expected: Expected = Field(default_factory=Expected)
     """What a correct run produces."""
 
+    # The line's own JSON, kept as it is: slices read any field of it.
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Free-form fields, usable as ``metadata.<field>`` slices."""

@@ -114,7 +114,7 @@ def _read_line(raw: bytes, *, url: str, number: int, recorded: bool) -> Case | N
     return _parse_line(line, url=url, number=number)
 
 
-def _object(line: str, *, url: str, number: int) -> dict[str, Any]:
+def _object(line: str, *, url: str, number: int) -> dict[str, Any]:  # a line's JSON, before validation
     data = load_json(line, error=DatasetError, path=url, line=number)
     if not isinstance(data, dict):
         raise DatasetError(

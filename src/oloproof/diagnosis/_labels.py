@@ -8,7 +8,8 @@ factor; it does not establish why the case failed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from oloproof.records import StoredCase
 
 __all__ = [
     "FACTORS",
@@ -78,7 +79,7 @@ def label_case(
     *,
     control_passed: bool,
     gold_passed: bool,
-    recorded: dict[str, Any],
+    recorded: StoredCase,
     relevant: set[str],
     top_k: int,
 ) -> CaseLabel:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from oloproof._exceptions import UsageError
+from oloproof.records import StoredCase, StoredJudgment
 
 __all__ = ["Selection", "passed_cases", "select_failures"]
 
@@ -19,14 +20,14 @@ class Selection:
     without_gold: tuple[str, ...]
 
 
-def _passes(row: dict[str, Any], threshold: float | None) -> bool | None:
+def _passes(row: StoredJudgment, threshold: float | None) -> bool | None:
     """Whether an observed row passes; ``None`` when it cannot say (a score without threshold)."""
     if threshold is not None:
         return row["value"] is not None and float(row["value"]) >= threshold
     return row["passed"]
 
 
-def passed_cases(judgments: list[dict[str, Any]], criterion: str, threshold: float | None) -> dict[str, bool]:
+def passed_cases(judgments: Sequence[StoredJudgment], criterion: str, threshold: float | None) -> dict[str, bool]:
     """Each observed case's pass/fail on ``criterion`` (a score passes at ``threshold``)."""
     return {
         row["case_id"]: bool(_passes(row, threshold))
@@ -36,8 +37,8 @@ def passed_cases(judgments: list[dict[str, Any]], criterion: str, threshold: flo
 
 
 def select_failures(
-    judgments: list[dict[str, Any]],
-    cases: list[dict[str, Any]],
+    judgments: Sequence[StoredJudgment],
+    cases: Sequence[StoredCase],
     *,
     criterion: str,
     threshold: float | None,

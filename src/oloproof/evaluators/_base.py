@@ -19,9 +19,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
+from typing_extensions import TypedDict
 
 from oloproof._json import content_hash
 from oloproof.evaluators._fields import MISSING, get_field
@@ -36,15 +37,23 @@ __all__ = [
     "CaseView",
     "Evaluator",
     "EvaluatorOptions",
+    "EvaluatorSpec",
+    "JudgeCall",
     "JudgeContext",
     "OptionError",
     "Output",
     "Verdict",
     "evaluator",
     "registered_evaluators",
+    "spec_options",
 ]
 
 E = TypeVar("E", bound="type[Evaluator]")
+F = TypeVar("F")
+"""What an evaluator reads of a case (`Evaluator.read`) and judges (`Evaluator.judge`)."""
+
+EvaluatorSpec = dict[str, JsonValue]
+"""An evaluator's spec or identity: the JSON document that is hashed and stored."""
 
 UNMAPPED = object()
 """`Evaluator.mapped`'s answer for an input no ``data_mapping`` names."""
@@ -80,6 +89,7 @@ class EvaluatorOptions(BaseModel):
     criterion: str | None = None
     """The name the metric is reported under; each type has a default."""
 
+    # As the YAML gives it: parse_template reports a value that is not a template.
     data_mapping: dict[str, Any] | None = None
     """Where each input comes from, as templates: ``{"query": "{{item.query}}"}``
     (``item``: the dataset row; ``sample``: what the system produced). Inputs it does
@@ -141,18 +151,61 @@ class CaseView:
     """
 
     case_id: str
+    """The case's id in the dataset."""
     input: Any
-    expected: dict[str, Any]
-    metadata: dict[str, Any]
+    """The case's input, as the system received it."""
+    expected: dict[str, JsonValue]
+    """What the case expects (``expected`` of the dataset line, without empty keys)."""
+    metadata: dict[str, JsonValue]
+    """The case's free-form metadata."""
     output: Any
-    context: list[dict[str, Any]] | None = None
-    candidates: list[dict[str, Any]] | None = None
+    """What the system produced."""
+    context: list[dict[str, JsonValue]] | None = None
+    """The passages kept in the context, in order (JSON objects with ``doc_id``,
+    ``chunk_id``, ``text`` ...)."""
+    candidates: list[dict[str, JsonValue]] | None = None
+    """The retrieved candidates, in the retriever's order."""
     item: Any = None
     """The dataset row as written (``{{item.…}}``): a recorded row itself, or a
     case's ``id``, ``input``, ``expected`` and ``metadata``."""
     recorded: bool = False
     """Whether the row is recorded data: no system ran, so there is no ``sample``
     and every input defaults to the row's field of the same name."""
+
+
+class JudgeCall(TypedDict, total=False):
+    """The accounting of a judge's call, as judgment rows record it.
+
+    Attributes:
+        provider: The provider's configured name.
+        provider_type: ``openai``, ``azure_openai``, ``anthropic`` ...
+        model: The judge model.
+        prompt_hash: Hash of the prompt file the judge used.
+        mode: How the structured reply was asked for.
+        input_tokens: Prompt tokens, re-asks and retries included.
+        output_tokens: Reply tokens.
+        latency_ms: Wall time of the call, retries and waits included.
+        retries: How many times the call was retried.
+        finish_reason: The provider's finish reason of the last reply.
+        cost_usd: The call's cost from the provider's configured prices.
+        raw_reply: The raw reply, kept when it could not be used.
+        requests: Requests the call sent, retries and re-asks included: this run's
+            accounting, taken out of the record before it is cached.
+    """
+
+    provider: str | None
+    provider_type: str | None
+    model: str | None
+    prompt_hash: str | None
+    mode: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+    latency_ms: float | None
+    retries: int | None
+    finish_reason: str | None
+    cost_usd: float | None
+    raw_reply: str | None
+    requests: int
 
 
 @dataclass(frozen=True)
@@ -171,9 +224,10 @@ class Verdict:
     """Set only by evaluators that decide pass/fail themselves; derived otherwise."""
     reason: str | None = None
     """The evaluator's reason, or why the case was skipped or failed."""
+    # Any JSON the evaluator chooses: stored as the judgment row's ``detail`` as it is.
     detail: dict[str, Any] = field(default_factory=dict)
     """What the evaluator reports besides the score."""
-    call: dict[str, Any] | None = None
+    call: JudgeCall | None = None
     """The judge call's accounting (provider, model, tokens, retries, raw reply on error)."""
     scores: dict[str, float] | None = None
     """One raw score per output criterion, for evaluators with several outputs."""
@@ -187,7 +241,7 @@ class Verdict:
         return cls(status="excluded", reason=reason)
 
     @classmethod
-    def error(cls, reason: str, call: dict[str, Any] | None = None) -> Verdict:
+    def error(cls, reason: str, call: JudgeCall | None = None) -> Verdict:
         return cls(status="error", reason=reason, call=call)
 
 
@@ -203,8 +257,12 @@ class JudgeContext:
     """The run's providers (``None`` when no provider is configured)."""
 
 
-class Evaluator(ABC):
-    """Base class of every evaluator; subclasses register with ``@evaluator``."""
+class Evaluator(ABC, Generic[F]):
+    """Base class of every evaluator; subclasses register with ``@evaluator``.
+
+    ``F`` is what `read` extracts and `judge` takes: a JSON object (usually a
+    ``TypedDict``), hashed into the judgment identity as it is.
+    """
 
     type_name: ClassVar[str] = ""
     version: ClassVar[str] = "1"
@@ -282,9 +340,9 @@ class Evaluator(ABC):
         """How the (first) output is summarized."""
         return self.output.metric_kind
 
-    def spec(self) -> dict[str, Any]:
+    def spec(self) -> EvaluatorSpec:
         """The full spec: type, version and every option."""
-        options = self.options.model_dump(mode="json")
+        options: dict[str, JsonValue] = self.options.model_dump(mode="json")
         if options.get("data_mapping") is None:  # absent: specs (and identities) as before mappings existed
             options.pop("data_mapping", None)
         return {"type": self.type_name, "version": self.version, "options": options}
@@ -295,17 +353,17 @@ class Evaluator(ABC):
         frozen, so it is computed once, not once per case)."""
         return content_hash(self.spec())
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> EvaluatorSpec:
         """What determines a judgment: the spec less `verdict_options`."""
         spec = self.spec()
-        options = {k: v for k, v in spec["options"].items() if k not in self.verdict_options}
+        options = {k: v for k, v in spec_options(spec).items() if k not in self.verdict_options}
         return {**spec, "options": options}
 
     def providers(self) -> tuple[str, ...]:
         """Names of the providers this evaluator calls (LLM judges)."""
         return ()
 
-    def judge_identity(self) -> dict[str, Any] | None:
+    def judge_identity(self) -> EvaluatorSpec | None:
         """What a validation against human labels is keyed by; ``None`` for evaluators
         that are not LLM judges.
 
@@ -316,7 +374,7 @@ class Evaluator(ABC):
         if not self.is_llm_judge:
             return None
         identity = self.identity()
-        return {**identity, "options": {k: v for k, v in identity["options"].items() if k != "criterion"}}
+        return {**identity, "options": {k: v for k, v in spec_options(identity).items() if k != "criterion"}}
 
     def configure(self, *, providers: Mapping[str, Any], directory: Path | None) -> None:
         """Check and bind what the options name in the project: providers, prompt files.
@@ -337,14 +395,14 @@ class Evaluator(ABC):
         """
 
     @abstractmethod
-    def read(self, case: CaseView) -> dict[str, Any] | Verdict:
+    def read(self, case: CaseView) -> F | Verdict:
         """Extract exactly the fields this evaluator judges, or an exclusion."""
 
     @abstractmethod
-    def judge(self, fields: dict[str, Any], ctx: JudgeContext) -> Verdict | Awaitable[Verdict]:
+    def judge(self, fields: F, ctx: JudgeContext) -> Verdict | Awaitable[Verdict]:
         """Judge the extracted fields (may be ``async``)."""
 
-    def judge_many(self, fields: list[dict[str, Any]], ctx: JudgeContext) -> list[Verdict] | None:
+    def judge_many(self, fields: list[F], ctx: JudgeContext) -> list[Verdict] | None:
         """Judge many cases' fields in one call (batch kernels), or ``None`` when the
         evaluator judges case by case. Each verdict must equal `judge`'s."""
         return None
@@ -357,6 +415,12 @@ class Evaluator(ABC):
     @property
     def is_async(self) -> bool:
         return inspect.iscoroutinefunction(self.judge)
+
+
+def spec_options(spec: EvaluatorSpec) -> dict[str, JsonValue]:
+    """The ``options`` object of a spec or identity."""
+    options = spec.get("options")
+    return options if isinstance(options, dict) else {}
 
 
 def evaluator(name: str) -> Callable[[E], E]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ __all__ = ["build_evaluators"]
 
 
 def build_evaluators(
-    entries: list[dict[str, Any]],
+    entries: Sequence[object],
     *,
     rag: bool,
     recorded: bool = False,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing_extensions import TypedDict
 
 from oloproof.evaluators._base import CaseView, Evaluator, EvaluatorOptions, JudgeContext, Verdict, evaluator
 from oloproof.evaluators._fields import cited_ids
@@ -20,8 +20,20 @@ class CitationOptions(EvaluatorOptions):
     """Fail an answer that cites nothing."""
 
 
+class CitationFields(TypedDict):
+    """What ``citation_validity`` reads.
+
+    Attributes:
+        cited: The ids the answer cites.
+        context_ids: The ids of the context's passages, sorted.
+    """
+
+    cited: list[str]
+    context_ids: list[str]
+
+
 @evaluator("citation_validity")
-class CitationValidity(Evaluator):
+class CitationValidity(Evaluator[CitationFields]):
     """Checks that every cited id names a passage of the assembled context.
 
     A cited id matches a passage by ``doc_id`` or by ``doc_id#chunk_id``.
@@ -34,7 +46,7 @@ class CitationValidity(Evaluator):
     def default_criterion(self) -> str:
         return "citations_valid"
 
-    def read(self, case: CaseView) -> dict[str, Any] | Verdict:
+    def read(self, case: CaseView) -> CitationFields | Verdict:
         if case.context is None:
             return Verdict.excluded("no_context")
         cited = cited_ids(case.output, self.options.field)
@@ -48,7 +60,7 @@ class CitationValidity(Evaluator):
             "context_ids": sorted(allowed),
         }
 
-    def judge(self, fields: dict[str, Any], ctx: JudgeContext) -> Verdict:
+    def judge(self, fields: CitationFields, ctx: JudgeContext) -> Verdict:
         cited = fields["cited"]
         if not cited:
             if self.options.require_citations:

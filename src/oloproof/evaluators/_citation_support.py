@@ -8,18 +8,19 @@ A citation naming no passage of the context is unsupported without asking.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, JsonValue
 
-from oloproof.evaluators._base import CaseView, JudgeContext, Output, Verdict, evaluator
+from oloproof.evaluators._base import CaseView, JudgeCall, JudgeContext, Output, Verdict, evaluator
 from oloproof.evaluators._fields import cited_ids
-from oloproof.evaluators._judges import JudgeOptions, LLMJudge
+from oloproof.evaluators._judges import JudgeFields, JudgeOptions, LLMJudge
 from oloproof.evaluators._passages import passage_id
 
 __all__ = ["CitationSupportJudge"]
 
-CITATION_SCHEMA: dict[str, Any] = {
+CITATION_SCHEMA: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
         "citations": {
@@ -65,7 +66,7 @@ class CitationSupportJudge(LLMJudge):
     def outputs(self) -> tuple[Output, ...]:
         return (Output(self.criterion, "score", low=0.0, high=1.0, threshold=self.options.threshold),)
 
-    def read(self, case: CaseView) -> dict[str, Any] | Verdict:
+    def read(self, case: CaseView) -> JudgeFields | Verdict:
         if case.context is None:
             return Verdict.excluded("no_context")
         cited = list(dict.fromkeys(cited_ids(case.output, self.options.citations_field)))
@@ -86,26 +87,27 @@ class CitationSupportJudge(LLMJudge):
             "passages": {item: passages[item] for item in found},
         })
 
-    def render_citations(self, fields: dict[str, Any]) -> str:
+    def render_citations(self, fields: JudgeFields) -> str:
         return "\n\n".join(
-            f"[{item}]\n{text.strip()}" for item, text in fields["passages"].items()
+            f"[{item}]\n{text.strip()}" for item, text in fields.get("passages", {}).items()
         )
 
-    async def judge(self, fields: dict[str, Any], ctx: JudgeContext) -> Verdict:
-        cited, passages = fields["cited"], fields["passages"]
+    async def judge(self, fields: JudgeFields, ctx: JudgeContext) -> Verdict:
+        cited, passages = fields.get("cited", []), fields.get("passages", {})
         outside = [item for item in cited if item not in passages]
         if not passages:  # nothing to ask: every citation names a passage it was not given
             return Verdict(score=0.0, reason="no cited passage is in the context",
                            detail={"supported": [], "unsupported": outside, "outside_context": outside})
         return await super().judge({**fields, "citations": self.render_citations(fields)}, ctx)
 
-    def verdict_of(self, data: dict[str, Any], record: dict[str, Any], fields: dict[str, Any]) -> Verdict:
+    def verdict_of(self, data: Mapping[str, Any], record: JudgeCall, fields: JudgeFields) -> Verdict:
+        cited, passages = fields.get("cited", []), fields.get("passages", {})
         replies = {
             str(entry["id"]): entry["supported"]
             for entry in data.get("citations", [])
             if isinstance(entry, dict) and "id" in entry and isinstance(entry.get("supported"), bool)
         }
-        asked = list(fields["passages"])
+        asked = list(passages)
         unanswered = [item for item in asked if item not in replies]
         if unanswered:  # a partial reply is an error, never a guess
             return Verdict.error(
@@ -113,9 +115,9 @@ class CitationSupportJudge(LLMJudge):
                 call={**record, "raw_reply": json.dumps(data, ensure_ascii=False)},
             )
         supported = [item for item in asked if replies[item]]
-        unsupported = [item for item in fields["cited"] if item not in supported]
-        outside = [item for item in fields["cited"] if item not in fields["passages"]]
-        share = len(supported) / len(fields["cited"])
-        reason = f"{len(supported)} of {len(fields['cited'])} citations supported"
+        unsupported = [item for item in cited if item not in supported]
+        outside = [item for item in cited if item not in passages]
+        share = len(supported) / len(cited)
+        reason = f"{len(supported)} of {len(cited)} citations supported"
         return Verdict(score=share, reason=reason, call=record,
                        detail={"supported": supported, "unsupported": unsupported, "outside_context": outside})

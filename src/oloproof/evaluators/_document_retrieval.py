@@ -57,7 +57,8 @@ import math
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, JsonValue, ValidationInfo, field_validator, model_validator
+from typing_extensions import TypedDict
 
 from oloproof._exceptions import DatasetError
 from oloproof.evaluators._base import (
@@ -71,6 +72,7 @@ from oloproof.evaluators._base import (
     Verdict,
     evaluator,
 )
+from oloproof.evaluators._fields import relevance_labels
 from oloproof.metrics._composite import (
     DOCUMENT_RETRIEVAL_LOWER_IS_BETTER,
     MAX_LABEL,
@@ -291,7 +293,7 @@ def check_id_kinds(truth: list[tuple[DocumentId, int]], retrieved: list[tuple[Do
                 )
 
 
-def _derived_ground_truth(relevant: list[dict[str, Any]], low: int, high: int) -> list[tuple[DocumentId, int]]:
+def _derived_ground_truth(relevant: list[dict[str, JsonValue]], low: int, high: int) -> list[tuple[DocumentId, int]]:
     pairs: list[tuple[DocumentId, int]] = []
     for index, unit in enumerate(relevant):
         grade = unit.get("grade", 1.0)
@@ -313,8 +315,22 @@ def _derived_ground_truth(relevant: list[dict[str, Any]], low: int, high: int) -
 # -- the evaluator ----------------------------------------------------------------
 
 
+class DocumentRetrievalFields(TypedDict, total=False):
+    """What ``document_retrieval`` reads: both lists, or why the system's were invalid.
+
+    Attributes:
+        retrieval_ground_truth: ``[document_id, label]`` pairs.
+        retrieved_documents: ``[document_id, relevance_score]`` pairs, in the retriever's order.
+        invalid: What is wrong with an input the system produced.
+    """
+
+    retrieval_ground_truth: list[list[DocumentId]]
+    retrieved_documents: list[list[DocumentId | float]]
+    invalid: str
+
+
 @evaluator("document_retrieval")
-class DocumentRetrieval(Evaluator):
+class DocumentRetrieval(Evaluator[DocumentRetrievalFields]):
     """nDCG, xDCG, fidelity, max relevance and holes of a ranking against labelled documents."""
 
     options_model = DocumentRetrievalOptions
@@ -373,7 +389,7 @@ class DocumentRetrieval(Evaluator):
         low, high = self.options.ground_truth_label_min, self.options.ground_truth_label_max
         value = self.mapped(case, GROUND_TRUTH)
         if value is UNMAPPED:
-            relevant = case.expected.get("relevant")
+            relevant = relevance_labels(case.expected)
             if not relevant:
                 return Verdict.excluded("no_relevance_labels")
             return _derived_ground_truth(relevant, low, high)
@@ -406,7 +422,7 @@ class DocumentRetrieval(Evaluator):
         elif isinstance(retrieved, list):
             check_id_kinds([], retrieved)
 
-    def read(self, case: CaseView) -> dict[str, Any] | Verdict:
+    def read(self, case: CaseView) -> DocumentRetrievalFields | Verdict:
         try:
             truth = self._ground_truth(case)
             if isinstance(truth, Verdict):
@@ -420,19 +436,20 @@ class DocumentRetrieval(Evaluator):
             # malformed one is the judge's error for this case, not a crash of the run.
             return {"invalid": f"{error.field}: {error.message}"}
         return {
-            GROUND_TRUTH: [[doc, label] for doc, label in truth],
-            RETRIEVED: [[doc, score] for doc, score in retrieved],
+            "retrieval_ground_truth": [[doc, label] for doc, label in truth],
+            "retrieved_documents": [[doc, score] for doc, score in retrieved],
         }
 
     # -- judging --------------------------------------------------------------------
 
-    def judge(self, fields: dict[str, Any], ctx: JudgeContext) -> Verdict:
+    def judge(self, fields: DocumentRetrievalFields, ctx: JudgeContext) -> Verdict:
         if "invalid" in fields:
             return Verdict.error(fields["invalid"])
         options = self.options
         ranked = rank_documents(
-            ((doc, label) for doc, label in fields[GROUND_TRUTH]),
-            ((doc, score) for doc, score in fields[RETRIEVED]),
+            # As read: whole labels, and scores kept as given (an integer beyond 2**53 is exact).
+            ((doc, label) for doc, label in fields.get("retrieval_ground_truth", [])),  # type: ignore[misc]
+            ((doc, score) for doc, score in fields.get("retrieved_documents", [])),  # type: ignore[misc]
         )
         values = document_retrieval(
             ranked.labels, ranked.truth, k=options.k,

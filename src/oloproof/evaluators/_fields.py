@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["MISSING", "cited_ids", "get_field", "query_text", "text_field"]
+from pydantic import JsonValue
+
+__all__ = ["MISSING", "cited_ids", "get_field", "query_text", "relevance_labels", "text_field"]
 
 MISSING = object()
 
@@ -42,6 +45,13 @@ def text_field(value: Any, path: str | None) -> str | None:
     if found is MISSING or found is None:
         return None
     return found if isinstance(found, str) else str(found)
+
+
+def relevance_labels(expected: Mapping[str, JsonValue]) -> list[dict[str, JsonValue]]:
+    """The ``relevant`` labels of a case's ``expected``: objects with ``doc_id``,
+    ``chunk_id`` and ``grade`` (the dataset checked their shape)."""
+    relevant = expected.get("relevant")
+    return [item for item in relevant if isinstance(item, dict)] if isinstance(relevant, list) else []
 
 
 def query_text(case_input: Any, path: str | None) -> str | None:

@@ -27,10 +27,13 @@ from oloproof.evaluators._base import (
     CaseView,
     Evaluator,
     EvaluatorOptions,
+    EvaluatorSpec,
+    JudgeCall,
     JudgeContext,
     OptionError,
     Verdict,
     evaluator,
+    spec_options,
 )
 from oloproof.evaluators._fields import query_text, text_field
 from oloproof.evaluators._judges import call_record
@@ -132,18 +135,19 @@ class GroundednessPro(Evaluator):
             ) from None
         return pool
 
-    def spec(self) -> dict[str, Any]:
+    def spec(self) -> EvaluatorSpec:
         spec = super().spec()
-        if spec["options"].get("provider") is None:  # absent: specs (and identities) as before providers
-            spec["options"].pop("provider", None)
+        options = spec_options(spec)
+        if options.get("provider") is None:  # absent: specs (and identities) as before providers
+            options.pop("provider", None)
         return spec
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> EvaluatorSpec:
         identity = super().identity()
         if self.options.provider is None:
             return identity
         # As for the other judges: the provider's type, not its local name, decides a judgment.
-        options = {k: v for k, v in identity["options"].items() if k not in ("provider", *_INLINE)}
+        options = {k: v for k, v in spec_options(identity).items() if k not in ("provider", *_INLINE)}
         return {**identity, "options": options, "provider_type": "content_safety"}
 
     def providers(self) -> tuple[str, ...]:
@@ -191,9 +195,10 @@ class GroundednessPro(Evaluator):
         if pool is None:  # configure() made or checked it: only a misuse gets here
             raise RuntimeError("no provider pool for groundedness_pro")
         call = await pool.judge(name, groundedness_request(body, self.options.api_version))
-        record = {**call_record(call, ""), "prompt_hash": None}  # no prompt: the body is the fields
-        if record["raw_reply"]:
-            record["raw_reply"] = record["raw_reply"][:2000]
+        record: JudgeCall = {**call_record(call, ""), "prompt_hash": None}  # no prompt: the body is the fields
+        raw = record.get("raw_reply")
+        if raw:
+            record["raw_reply"] = raw[:2000]
         if not call.ok or call.data is None:
             return Verdict.error(call.error or "content-safety call failed", call=record)
         ungrounded = call.data["ungroundedDetected"]

@@ -11,10 +11,12 @@ texts read: never the provider's local name, the threshold or the criterion.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import Field
+from pydantic import Field, JsonValue
+from typing_extensions import TypedDict
 
 from oloproof._exceptions import DatasetError
 from oloproof.evaluators._base import (
@@ -23,19 +25,26 @@ from oloproof.evaluators._base import (
     CaseView,
     Evaluator,
     EvaluatorOptions,
+    EvaluatorSpec,
+    JudgeCall,
     JudgeContext,
     OptionError,
     Output,
     Verdict,
     evaluator,
+    spec_options,
 )
 from oloproof.evaluators._fields import get_field, query_text, text_field
 from oloproof.evaluators._passages import context_text, input_text
 from oloproof.evaluators._prompts import Prompt, load_prompt, packaged_prompt
 
+if TYPE_CHECKING:
+    from oloproof.providers import JudgeCall as ProviderCall
+
 __all__ = [
     "Groundedness",
     "GroundednessJudge",
+    "JudgeFields",
     "JudgeOptions",
     "LLMJudge",
     "Relevance",
@@ -46,7 +55,7 @@ __all__ = [
 
 SCORE_LOW, SCORE_HIGH = 1, 5
 
-SCORE_SCHEMA: dict[str, Any] = {
+SCORE_SCHEMA: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
         "score": {"type": "integer", "minimum": SCORE_LOW, "maximum": SCORE_HIGH},
@@ -55,6 +64,30 @@ SCORE_SCHEMA: dict[str, Any] = {
     "required": ["score", "reason"],
     "additionalProperties": False,
 }
+
+
+class JudgeFields(TypedDict, total=False):
+    """What an LLM judge reads: the texts its prompt shows, and the prompt's hash.
+
+    Attributes:
+        prompt: Hash of the prompt the texts are judged with.
+        query: The query; ``None`` when the case has none.
+        context: The context as the prompt shows it.
+        response: The answer.
+        ground_truth: The reference answer.
+        cited: The ids the answer cites (``citation_support_judge``).
+        passages: The cited passages of the context, by id (``citation_support_judge``).
+        citations: The cited passages as the prompt shows them (set when judging).
+    """
+
+    prompt: str
+    query: str | None
+    context: str
+    response: str | None
+    ground_truth: str | None
+    cited: list[str]
+    passages: dict[str, str]
+    citations: str
 
 
 class JudgeOptions(EvaluatorOptions):
@@ -85,7 +118,7 @@ class JudgeOptions(EvaluatorOptions):
     """Dotted path of the answer in the output (``null``: the output itself)."""
 
 
-def call_record(call: Any, prompt_hash: str) -> dict[str, Any]:
+def call_record(call: ProviderCall, prompt_hash: str) -> JudgeCall:
     """The accounting of a provider call, as judgments record it."""
     return {
         "provider": call.provider,
@@ -104,7 +137,7 @@ def call_record(call: Any, prompt_hash: str) -> dict[str, Any]:
     }
 
 
-class LLMJudge(Evaluator):
+class LLMJudge(Evaluator[JudgeFields]):
     """Base of the judges that score 1-5 with a provider."""
 
     options_model: ClassVar[type[EvaluatorOptions]] = JudgeOptions
@@ -115,7 +148,7 @@ class LLMJudge(Evaluator):
     prompt_name: ClassVar[str] = ""
     reads: ClassVar[tuple[str, ...]] = ()
     """The fields its prompt may use."""
-    schema: ClassVar[dict[str, Any]] = SCORE_SCHEMA
+    schema: ClassVar[dict[str, JsonValue]] = SCORE_SCHEMA
     provider_type: str = ""
 
     def __init__(self, options: EvaluatorOptions) -> None:
@@ -145,12 +178,12 @@ class LLMJudge(Evaluator):
     def providers(self) -> tuple[str, ...]:
         return (self.options.provider,)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> EvaluatorSpec:
         identity = super().identity()
-        options = {k: v for k, v in identity["options"].items() if k not in ("provider", "criterion", "prompt")}
+        options = {k: v for k, v in spec_options(identity).items() if k not in ("provider", "criterion", "prompt")}
         return {**identity, "options": options, "provider_type": self.provider_type}
 
-    def judge_identity(self) -> dict[str, Any] | None:
+    def judge_identity(self) -> EvaluatorSpec | None:
         # The prompts' hashes, not their file names: editing the prompt invalidates a
         # validation, moving the file does not. The threshold turns scores into the
         # verdicts that were validated.
@@ -213,16 +246,16 @@ class LLMJudge(Evaluator):
             return template.references[0].path or name
         return name
 
-    def prompt_for(self, fields: dict[str, Any]) -> Prompt:
+    def prompt_for(self, fields: JudgeFields) -> Prompt:
         return self.prompts["default"]
 
-    def with_prompt(self, fields: dict[str, Any]) -> dict[str, Any]:
-        # The prompt's hash is part of what was judged.
+    def with_prompt(self, fields: JudgeFields) -> JudgeFields:
+        # The prompt's hash is part of what was judged (and first in the fields).
         return {"prompt": self.prompt_for(fields).sha256, **fields}
 
     # -- judging --------------------------------------------------------------------
 
-    async def judge(self, fields: dict[str, Any], ctx: JudgeContext) -> Verdict:
+    async def judge(self, fields: JudgeFields, ctx: JudgeContext) -> Verdict:
         from oloproof.providers import JudgeRequest
 
         prompt = self.prompt_for(fields)
@@ -240,7 +273,9 @@ class LLMJudge(Evaluator):
             return Verdict.error(call.error or "judge error", call=record)
         return self.verdict_of(call.data or {}, record, fields)
 
-    def verdict_of(self, data: dict[str, Any], record: dict[str, Any], fields: dict[str, Any]) -> Verdict:
+    def verdict_of(self, data: Mapping[str, Any], record: JudgeCall, fields: JudgeFields) -> Verdict:
+        """The verdict of a reply: ``data`` is the provider's parsed JSON, which the
+        schema shapes."""
         return Verdict(score=float(data["score"]), reason=str(data.get("reason") or ""), call=record)
 
 
@@ -262,12 +297,12 @@ class Groundedness(LLMJudge):
             prompts["no_query"] = packaged_prompt("groundedness_noquery_v1", allowed=self.reads)
         return prompts
 
-    def prompt_for(self, fields: dict[str, Any]) -> Prompt:
+    def prompt_for(self, fields: JudgeFields) -> Prompt:
         if fields.get("query") is None and "no_query" in self.prompts:
             return self.prompts["no_query"]
         return self.prompts["default"]
 
-    def read(self, case: CaseView) -> dict[str, Any] | Verdict:
+    def read(self, case: CaseView) -> JudgeFields | Verdict:
         context = self.context_of(case, case.context)
         if isinstance(context, Verdict):
             return context
@@ -275,6 +310,8 @@ class Groundedness(LLMJudge):
         if isinstance(response, Verdict):
             return response
         query = self.text_of(case, "query")
+        if isinstance(query, Verdict):
+            return query
         return self.with_prompt({"query": query, "context": context, "response": response})
 
 
@@ -290,7 +327,7 @@ class Relevance(LLMJudge):
     prompt_name = "relevance_v1"
     reads = inputs = required_inputs = ("query", "response")
 
-    def read(self, case: CaseView) -> dict[str, Any] | Verdict:
+    def read(self, case: CaseView) -> JudgeFields | Verdict:
         query = self.text_of(case, "query")
         if isinstance(query, Verdict):
             return query
@@ -317,7 +354,7 @@ class Retrieval(LLMJudge):
     prompt_name = "retrieval_v1"
     reads = inputs = required_inputs = ("query", "context")
 
-    def read(self, case: CaseView) -> dict[str, Any] | Verdict:
+    def read(self, case: CaseView) -> JudgeFields | Verdict:
         if "context" not in self.mapping and not case.recorded:
             if case.candidates is None:
                 return Verdict.excluded("no_retrieval")
@@ -356,7 +393,7 @@ class ResponseCompleteness(LLMJudge):
             return super().staged(case, name)
         return get_field(case.expected, self.options.ground_truth_field)
 
-    def read(self, case: CaseView) -> dict[str, Any] | Verdict:
+    def read(self, case: CaseView) -> JudgeFields | Verdict:
         truth = self.text_of(case, "ground_truth")
         if isinstance(truth, Verdict):
             return truth

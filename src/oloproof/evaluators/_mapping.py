@@ -14,9 +14,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import JsonValue
+from typing_extensions import TypedDict
+
 from oloproof.evaluators._fields import MISSING, get_field
 
-__all__ = ["NAMESPACES", "Reference", "Template", "parse_template", "sample_of"]
+__all__ = ["NAMESPACES", "Reference", "RetrievedDocument", "Sample", "Template", "parse_template", "sample_of"]
 
 NAMESPACES = ("item", "sample")
 """``item``: the dataset row; ``sample``: what the system produced for it."""
@@ -132,7 +135,42 @@ def _reference(inner: str, template: str) -> Reference:
     return Reference(namespace=namespace, path=path)  # type: ignore[arg-type]
 
 
-def sample_of(output: Any, response_field: str | None, context: Any, candidates: Any) -> dict[str, Any]:
+class RetrievedDocument(TypedDict):
+    """A candidate in the catalogue's ``retrieved_documents`` shape.
+
+    Attributes:
+        document_id: The candidate's document.
+        relevance_score: ``n`` for the first of ``n`` candidates, down to 1.
+    """
+
+    document_id: str
+    relevance_score: float
+
+
+class Sample(TypedDict, total=False):
+    """What ``{{sample.…}}`` reads of a system's case.
+
+    Attributes:
+        output: The raw output.
+        output_text: The answer text, when there is one.
+        context: The passages the generator saw.
+        candidates: The retrieval, as passages.
+        retrieved_documents: The retrieval in the catalogue's shape.
+    """
+
+    output: Any
+    output_text: str
+    context: list[dict[str, JsonValue]]
+    candidates: list[dict[str, JsonValue]]
+    retrieved_documents: list[RetrievedDocument]
+
+
+def sample_of(
+    output: Any,
+    response_field: str | None,
+    context: list[dict[str, JsonValue]] | None,
+    candidates: list[dict[str, JsonValue]] | None,
+) -> Sample:
     """What ``{{sample.…}}`` reads for a system's output.
 
     ``output_text`` is the answer text (``response_field`` of the output, or the
@@ -144,7 +182,7 @@ def sample_of(output: Any, response_field: str | None, context: Any, candidates:
     """
     from oloproof.evaluators._fields import text_field
 
-    sample: dict[str, Any] = {"output": output}
+    sample: Sample = {"output": output}
     text = output if isinstance(output, str) else text_field(output, response_field)
     if text is not None:
         sample["output_text"] = text

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
+
+from pydantic import JsonValue
 
 __all__ = ["context_sources", "context_text", "input_text", "passage_id", "render_passages"]
 
 
-def passage_id(passage: dict[str, Any]) -> str:
+def passage_id(passage: Mapping[str, JsonValue]) -> str:
     """``doc_id``, or ``doc_id#chunk_id`` for a chunk."""
     chunk = passage.get("chunk_id")
     return f"{passage['doc_id']}#{chunk}" if chunk is not None else str(passage["doc_id"])
 
 
-def render_passages(passages: Iterable[dict[str, Any] | str]) -> str:
+def render_passages(passages: Iterable[Mapping[str, JsonValue] | str]) -> str:
     """``[1] kb-01#c2`` then the passage's text, one block per passage.
 
     Plain strings (recorded contexts) are numbered without an id.
@@ -63,11 +65,11 @@ def context_sources(value: Any) -> list[str]:
     return [chunk if isinstance(chunk, str) else str(chunk["text"]) for chunk in _chunks(value)]
 
 
-def _chunks(value: Any) -> list[dict[str, Any] | str]:
+def _chunks(value: Any) -> list[dict[str, JsonValue] | str]:
     # ValueError, not TypeError: callers record every ValueError as the case's bad input.
     if not isinstance(value, list):
         raise ValueError(f"a context must be a string or a list of chunks, got {type(value).__name__}")  # noqa: TRY004
-    chunks: list[dict[str, Any] | str] = []
+    chunks: list[dict[str, JsonValue] | str] = []
     for index, chunk in enumerate(value):
         if isinstance(chunk, str):
             chunks.append(chunk)

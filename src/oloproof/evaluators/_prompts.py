@@ -40,7 +40,7 @@ class Prompt:
         """The placeholders it uses."""
         return frozenset(_PLACEHOLDER.findall(self.system) + _PLACEHOLDER.findall(self.user))
 
-    def render(self, values: Mapping[str, str | None]) -> tuple[str, str]:
+    def render(self, values: Mapping[str, object]) -> tuple[str, str]:
         """The system and user messages with every placeholder filled in.
 
         One pass: text inserted for a placeholder is never expanded again.

@@ -13,12 +13,24 @@ cases from one call of the batch kernels, equal to `judge`'s case by case.
 from __future__ import annotations
 
 import functools
-from typing import Any, ClassVar, Literal
+from collections.abc import Mapping
+from typing import ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, JsonValue
+from typing_extensions import TypedDict
 
 from oloproof import metrics
-from oloproof.evaluators._base import CaseView, Evaluator, EvaluatorOptions, JudgeContext, Verdict, evaluator
+from oloproof.evaluators._base import (
+    CaseView,
+    Evaluator,
+    EvaluatorOptions,
+    EvaluatorSpec,
+    JudgeContext,
+    Verdict,
+    evaluator,
+    spec_options,
+)
+from oloproof.evaluators._fields import relevance_labels
 
 __all__ = [
     "BinaryRetrievalOptions",
@@ -78,7 +90,24 @@ class NdcgOptions(RetrievalOptions):
 _LATER_OPTIONS = ("relevance_level", "gain")
 
 
-class _RankMetric(Evaluator):
+class RankFields(TypedDict):
+    """What a rank metric reads.
+
+    Attributes:
+        retrieved: The units of the candidates the metric reads, in rank order.
+        grades: Each labelled unit's relevance grade, by unit, sorted.
+    """
+
+    retrieved: list[str]
+    grades: dict[str, float]
+
+
+class _KernelOptions(TypedDict, total=False):
+    relevance_level: float | None
+    gain: Literal["linear", "exponential"]
+
+
+class _RankMetric(Evaluator[RankFields]):
     options_model: ClassVar[type[EvaluatorOptions]] = BinaryRetrievalOptions
     needs_retrieval = True
     output_kind = "score"
@@ -92,19 +121,24 @@ class _RankMetric(Evaluator):
     def default_criterion(self) -> str:
         return self.metric.criterion
 
-    def spec(self) -> dict[str, Any]:
+    def spec(self) -> EvaluatorSpec:
         spec = super().spec()
         fields = type(self.options).model_fields
         options = {
-            name: value for name, value in spec["options"].items()
+            name: value for name, value in spec_options(spec).items()
             if not (name in _LATER_OPTIONS and value == fields[name].default)
         }  # fmt: skip
         return {**spec, "options": options}
 
-    def _kernel_options(self) -> dict[str, Any]:
-        return {name: getattr(self.options, name) for name in _LATER_OPTIONS if name in type(self.options).model_fields}
+    def _kernel_options(self) -> _KernelOptions:
+        options: _KernelOptions = {}
+        if isinstance(self.options, _LevelOption):
+            options["relevance_level"] = self.options.relevance_level
+        if isinstance(self.options, NdcgOptions):
+            options["gain"] = self.options.gain
+        return options
 
-    def _unit(self, item: dict[str, Any]) -> str:
+    def _unit(self, item: Mapping[str, JsonValue]) -> str:
         if self.options.relevance_unit == "chunk" and item.get("chunk_id") is not None:  # type: ignore[attr-defined]
             return f"{item['doc_id']}#{item['chunk_id']}"
         return str(item["doc_id"])
@@ -117,16 +151,17 @@ class _RankMetric(Evaluator):
         """How many candidates the metric reads."""
         return self.options.k  # type: ignore[attr-defined]
 
-    def read(self, case: CaseView) -> dict[str, Any] | Verdict:
+    def read(self, case: CaseView) -> RankFields | Verdict:
         if case.candidates is None:
             return Verdict.excluded("no_retrieval")
-        relevant = case.expected.get("relevant")
+        relevant = relevance_labels(case.expected)
         if not relevant:
             return Verdict.excluded("no_relevance_labels")
         grades: dict[str, float] = {}
         for item in relevant:
             unit = self._unit(item)
-            grades[unit] = max(grades.get(unit, 0.0), float(item.get("grade", 1.0)))
+            grade = item.get("grade", 1.0)
+            grades[unit] = max(grades.get(unit, 0.0), float(grade) if isinstance(grade, int | float) else 1.0)
         if not any(self._is_relevant(grade) for grade in grades.values()):
             return Verdict.excluded("no_relevant_units")
         # Only the first k (for r_precision, R) matter; keeping the rest out of the
@@ -134,12 +169,12 @@ class _RankMetric(Evaluator):
         retrieved = [self._unit(item) for item in case.candidates[: self._depth(grades)]]
         return {"retrieved": retrieved, "grades": dict(sorted(grades.items()))}
 
-    def judge(self, fields: dict[str, Any], ctx: JudgeContext) -> Verdict:
+    def judge(self, fields: RankFields, ctx: JudgeContext) -> Verdict:
         gains, ideal = metrics.relevance_gains(fields["retrieved"], fields["grades"])
         value = metrics.ranked_metric(self.metric, gains, ideal, **self._kernel_options())
         return Verdict(score=float(value))
 
-    def judge_many(self, fields: list[dict[str, Any]], ctx: JudgeContext) -> list[Verdict]:
+    def judge_many(self, fields: list[RankFields], ctx: JudgeContext) -> list[Verdict]:
         """The verdicts of many cases' fields at once, each equal to `judge`'s.
 
         Raises:

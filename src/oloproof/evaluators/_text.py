@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from typing import Any
 
-from pydantic import field_validator
+from pydantic import JsonValue, field_validator
+from typing_extensions import TypedDict
 
 from oloproof.evaluators._base import CaseView, Evaluator, EvaluatorOptions, JudgeContext, Verdict, evaluator
 from oloproof.evaluators._fields import MISSING, get_field
@@ -28,12 +28,34 @@ class AnswerOptions(EvaluatorOptions):
     """Compare case-sensitively."""
 
 
+class PairFields(TypedDict):
+    """What ``contains`` and ``exact_match`` read.
+
+    Attributes:
+        actual: The output field; ``None`` when the output lacks it.
+        references: The expected texts, any of which may match.
+    """
+
+    actual: JsonValue
+    references: list[str]
+
+
+class ActualFields(TypedDict):
+    """What ``regex`` reads.
+
+    Attributes:
+        actual: The output field; ``None`` when the output lacks it.
+    """
+
+    actual: JsonValue
+
+
 def _normalize(text: str, case_sensitive: bool) -> str:
     text = " ".join(unicodedata.normalize("NFKC", text).split())
     return text if case_sensitive else text.casefold()
 
 
-def _read_pair(options: AnswerOptions, case: CaseView) -> dict[str, Any] | Verdict:
+def _read_pair(options: AnswerOptions, case: CaseView) -> PairFields | Verdict:
     expected = get_field(case.expected, options.expected_field)
     if expected is MISSING or expected is None:
         return Verdict.excluded(f"no_expected_{options.expected_field.replace('.', '_')}")
@@ -46,7 +68,7 @@ def _read_pair(options: AnswerOptions, case: CaseView) -> dict[str, Any] | Verdi
 
 
 def _judge_pair(
-    fields: dict[str, Any], case_sensitive: bool, matches: Callable[[str, str], bool]
+    fields: PairFields, case_sensitive: bool, matches: Callable[[str, str], bool]
 ) -> Verdict:
     actual = fields["actual"]
     if actual is None:
@@ -56,30 +78,30 @@ def _judge_pair(
 
 
 @evaluator("contains")
-class Contains(Evaluator):
+class Contains(Evaluator[PairFields]):
     """Passes when the output field contains the expected text (whitespace-normalized)."""
 
     options_model = AnswerOptions
     options: AnswerOptions
 
-    def read(self, case: CaseView) -> dict[str, Any] | Verdict:
+    def read(self, case: CaseView) -> PairFields | Verdict:
         return _read_pair(self.options, case)
 
-    def judge(self, fields: dict[str, Any], ctx: JudgeContext) -> Verdict:
+    def judge(self, fields: PairFields, ctx: JudgeContext) -> Verdict:
         return _judge_pair(fields, self.options.case_sensitive, lambda ref, text: ref in text)
 
 
 @evaluator("exact_match")
-class ExactMatch(Evaluator):
+class ExactMatch(Evaluator[PairFields]):
     """Passes when the output field equals the expected text (whitespace-normalized)."""
 
     options_model = AnswerOptions
     options: AnswerOptions
 
-    def read(self, case: CaseView) -> dict[str, Any] | Verdict:
+    def read(self, case: CaseView) -> PairFields | Verdict:
         return _read_pair(self.options, case)
 
-    def judge(self, fields: dict[str, Any], ctx: JudgeContext) -> Verdict:
+    def judge(self, fields: PairFields, ctx: JudgeContext) -> Verdict:
         return _judge_pair(fields, self.options.case_sensitive, lambda ref, text: ref == text)
 
 
@@ -106,17 +128,17 @@ class RegexOptions(EvaluatorOptions):
 
 
 @evaluator("regex")
-class Regex(Evaluator):
+class Regex(Evaluator[ActualFields]):
     """Passes when the pattern is found in the output field."""
 
     options_model = RegexOptions
     options: RegexOptions
 
-    def read(self, case: CaseView) -> dict[str, Any] | Verdict:
+    def read(self, case: CaseView) -> ActualFields | Verdict:
         actual = get_field(case.output, self.options.field)
         return {"actual": None if actual is MISSING else actual}
 
-    def judge(self, fields: dict[str, Any], ctx: JudgeContext) -> Verdict:
+    def judge(self, fields: ActualFields, ctx: JudgeContext) -> Verdict:
         actual = fields["actual"]
         if actual is None:
             return Verdict.of_pass(False, "output_field_missing")

@@ -14,7 +14,7 @@ from prefect import flow
 from oloproof._locate import locate_store
 from oloproof.comparison import Policy, check_comparable, load_policy
 from oloproof.flows._events import delivering_events
-from oloproof.records import RunRecords, StoredObject
+from oloproof.records import ComparisonRecord, ComparisonScope, RunRecords
 from oloproof.store import ResultsStore, read_run_records
 from oloproof.tasks._compare import (
     comparison_id_of,
@@ -61,7 +61,7 @@ class PreparedComparison:
     """
 
     def __init__(self, store: ResultsStore, candidate: RunRecords, baseline: RunRecords,
-                 rules: Policy | None, scope: Any, parameters: ComparisonParameters) -> None:
+                 rules: Policy | None, scope: ComparisonScope, parameters: ComparisonParameters) -> None:
         self.store, self.candidate, self.baseline = store, candidate, baseline
         self.rules, self.scope, self.parameters = rules, scope, parameters
 
@@ -69,11 +69,11 @@ class PreparedComparison:
     def compare(
         self, candidate: str, baseline: str, policy: str | None = None, results: str | None = None,
         project: str | None = None, allow_partial: bool = False,
-    ) -> StoredObject:
+    ) -> ComparisonRecord:
         """Compare the prepared runs; the parameters are the request, as Prefect records it."""
         return compare_prepared(self)
 
-    def __call__(self) -> StoredObject:
+    def __call__(self) -> ComparisonRecord:
         """Run the bound flow; returns once its events are delivered."""
         # Prefect's typing of a flow on a method counts `self` among its parameters.
         parameters: dict[str, Any] = dict(self.parameters)
@@ -96,7 +96,7 @@ def prepare_comparison(
     return PreparedComparison(store, mine, theirs, rules, scope, parameters)
 
 
-def compare_prepared(prepared: PreparedComparison) -> StoredObject:
+def compare_prepared(prepared: PreparedComparison) -> ComparisonRecord:
     """The body of both compare flows: compute and record the comparison (or recall it)."""
     # The comparison reads both runs as their stored JSON.
     store, rules = prepared.store, prepared.rules
@@ -120,7 +120,7 @@ def compare(
     results: str | None = None,
     project: str | None = None,
     allow_partial: bool = False,
-) -> StoredObject:
+) -> ComparisonRecord:
     """Compare ``candidate`` against ``baseline`` (paired by case id) under an optional policy.
 
     The entry point of deployments: the runs' records are loaded as tasks.

@@ -23,7 +23,7 @@ from oloproof.config._settings import setting_paths
 from oloproof.diagnosis import passed_cases, select_failures
 from oloproof.flows._events import delivering_events
 from oloproof.flows._run import PreparedRun
-from oloproof.records import StoredObject
+from oloproof.records import StoredManifest, StoredObject, StoredRun
 from oloproof.store import ResultsStore, run_table
 from oloproof.tasks import RunRequest, prepare_environment
 from oloproof.tasks._diagnose import (
@@ -110,7 +110,7 @@ def diagnosis_request(
     )
 
 
-def parent_settings(manifest: StoredObject) -> dict[str, JsonValue]:
+def parent_settings(manifest: StoredManifest) -> dict[str, JsonValue]:
     """The settings that reproduce the parent run's system and dataset."""
     system = manifest["system"]
     # Nulls too: a setting the parent run had switched off must stay off.
@@ -119,7 +119,7 @@ def parent_settings(manifest: StoredObject) -> dict[str, JsonValue]:
     return settings
 
 
-def check_request(parent: StoredObject, intervention: str, top_k: int | None, reranker: str | None) -> None:
+def check_request(parent: StoredRun, intervention: str, top_k: int | None, reranker: str | None) -> None:
     """Refuse an impossible request before anything runs or is written."""
     system = parent["manifest"]["system"]
     if system["kind"] == "recorded":
@@ -149,7 +149,7 @@ class PreparedDiagnosis:
         parent: The parent run's manifest, cases and judgments.
     """
 
-    def __init__(self, request: DiagnosisRequest, store: ResultsStore, parent: StoredObject) -> None:
+    def __init__(self, request: DiagnosisRequest, store: ResultsStore, parent: StoredRun) -> None:
         self.request = request
         self.store = store
         self.parent = parent

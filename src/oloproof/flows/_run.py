@@ -34,7 +34,7 @@ from oloproof.flows._orphans import crash_orphaned_runs, project_tag, where_runn
 from oloproof.flows._runner import THREAD_WORKERS
 from oloproof.flows._storage import prefect_result_storage
 from oloproof.judging import judge_id
-from oloproof.records import EvaluatorEntry, RunManifest, RunParent, RunVariant, StoredObject
+from oloproof.records import EvaluatorEntry, MetricSummary, RunManifest, RunParent, RunVariant, StoredObject
 from oloproof.report import render_run
 from oloproof.tasks import (
     Batch,
@@ -110,7 +110,7 @@ def _stages_of(env: RunEnvironment) -> str:
             "recorded": "judge"}[env.system.config.kind]  # fmt: skip
 
 
-def _log_report(manifest: RunManifest, metrics: list[StoredObject]) -> None:
+def _log_report(manifest: RunManifest, metrics: list[MetricSummary]) -> None:
     # The run's logs end with what the command prints, less the exploratory slices.
     overall = [row for row in metrics if row["slice"] is None]
     get_run_logger().info("\n".join(render_run({**manifest.model_dump(mode="json"), "metrics": overall})))

@@ -4,11 +4,13 @@ over a run's judgments and a uniform sample of human labels."""
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from collections.abc import Sequence
 
 from oloproof import stats
 from oloproof.judging._records import HumanLabel, SampleRecord
+from oloproof.judging._sample import judge_threshold
 from oloproof.judging._validate import consensus
+from oloproof.records import EstimateLine, JudgeEstimate, StoredJudgment, StoredManifest
 
 __all__ = ["judge_estimates"]
 
@@ -24,7 +26,7 @@ def _human_value(labels: list[HumanLabel], threshold: float | None) -> float | N
 
 
 def _estimate(criterion: str, sample: SampleRecord, labels: list[HumanLabel], judged: dict[str, float],
-              threshold: float | None, confidence: float) -> dict[str, Any]:
+              threshold: float | None, confidence: float) -> JudgeEstimate:
     by_case: dict[str, list[HumanLabel]] = defaultdict(list)
     for label in labels:
         by_case[label.case_id].append(label)
@@ -47,19 +49,20 @@ def _estimate(criterion: str, sample: SampleRecord, labels: list[HumanLabel], ju
         "human_passes": passes, "human_failures": len(pairs) - passes,
         "min_disagreements": stats.DEFAULT_MIN_DISAGREEMENTS, "min_labels": stats.DEFAULT_MIN_LABELS,
         "rows": [
-            {"basis": "judge only", "n": len(judged), **_bounds(result.judge_only_estimate, result.judge_only)},
-            {"basis": "human only", "n": len(labelled), **_bounds(result.human_only_estimate, result.human_only)},
-            {"basis": "ppi", "n": len(labelled), **_bounds(result.estimate, result.interval)},
+            _bounds("judge only", len(judged), result.judge_only_estimate, result.judge_only),
+            _bounds("human only", len(labelled), result.human_only_estimate, result.human_only),
+            _bounds("ppi", len(labelled), result.estimate, result.interval),
         ],
     }  # fmt: skip
 
 
-def _bounds(estimate: float, interval: stats.Interval) -> dict[str, Any]:
-    return {"estimate": estimate, "low": interval.low, "high": interval.high, "method": interval.method}
+def _bounds(basis: str, n: int, estimate: float, interval: stats.Interval) -> EstimateLine:
+    return {"basis": basis, "n": n, "estimate": estimate, "low": interval.low, "high": interval.high,
+            "method": interval.method}
 
 
-def judge_estimates(manifest: dict[str, Any], judgments: list[dict[str, Any]],
-                    labelled: list[tuple[SampleRecord, list[HumanLabel]]]) -> list[dict[str, Any]]:
+def judge_estimates(manifest: StoredManifest, judgments: Sequence[StoredJudgment],
+                    labelled: list[tuple[SampleRecord, list[HumanLabel]]]) -> list[JudgeEstimate]:
     """One entry per judge criterion of the run with a uniformly drawn, labelled sample.
 
     Where several samples of one criterion are labelled, the one with the most labels
@@ -80,9 +83,9 @@ def judge_estimates(manifest: dict[str, Any], judgments: list[dict[str, Any]],
             best[sample.criterion] = (sample, labels)
     out = []
     for criterion, (sample, labels) in sorted(best.items()):
-        judged = {r["case_id"]: float(r["value"]) for r in judgments
-                  if r["criterion"] == criterion and r["status"] == "observed" and r["value"] is not None}
+        judged = {r["case_id"]: float(value) for r in judgments
+                  if r["criterion"] == criterion and r["status"] == "observed" and (value := r["value"]) is not None}
         if judged:
-            out.append(_estimate(criterion, sample, labels, judged, entries[criterion]["judge"].get("threshold"),
+            out.append(_estimate(criterion, sample, labels, judged, judge_threshold(entries[criterion]),
                                  manifest.get("confidence", 0.95)))  # fmt: skip
     return out

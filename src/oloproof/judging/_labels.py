@@ -19,17 +19,20 @@ a problem.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from pydantic import JsonValue
 
 from oloproof._exceptions import LabelError
 from oloproof._json import content_hash, load_json
 from oloproof._limits import MAX_NAME, dotted, shown
 from oloproof.judging._records import HumanLabel, Label, SampleRecord
 from oloproof.judging._sample import sample_frame
+from oloproof.records import ShownTexts, StoredRun
 
 __all__ = ["LABEL_FIELDS", "LabelSet", "load_labels"]
 
@@ -60,7 +63,7 @@ def _error(message: str, path: str, line: int, field: str | None = None) -> Labe
     return LabelError(message, path=path, line=line, field=field)
 
 
-def _parse(path: str) -> list[tuple[int, dict[str, Any]]]:
+def _parse(path: str) -> list[tuple[int, dict[str, JsonValue]]]:
     try:
         raw = Path(path).read_bytes()
     except FileNotFoundError:
@@ -96,7 +99,7 @@ def _label(value: Any, scores_only: bool, path: str, line: int) -> Label:
     raise _error(f"label must be {expected}, got {shown(value)}", path, line, "label")
 
 
-def _text_or_none(row: dict[str, Any], name: str, path: str, line: int, *, limit: int | None = None) -> str | None:
+def _text_or_none(row: Mapping[str, JsonValue], name: str, path: str, line: int, *, limit: int | None = None) -> str | None:
     value = row.get(name)
     if value is not None and not isinstance(value, str):
         raise _error(f"{name} must be a string or null, got {type(value).__name__}", path, line, name)
@@ -116,7 +119,7 @@ def _given(run_id: str, criterion: str, judge: str, frame: int, labels: list[Hum
 class _Reader:
     """The checks of one labels file, line by line."""
 
-    def __init__(self, path: str, run: dict[str, Any], criterion: str, texts: dict[str, dict[str, Any]],
+    def __init__(self, path: str, run: StoredRun, criterion: str, texts: Mapping[str, ShownTexts],
                  find_sample: Callable[[str], SampleRecord | None]) -> None:
         self.path, self.criterion, self.texts, self.find_sample = path, criterion, texts, find_sample
         self.run_id = run["manifest"]["run_id"]
@@ -129,7 +132,7 @@ class _Reader:
     def fail(self, message: str, line: int, field: str | None = None) -> LabelError:
         return _error(message, self.path, line, field)
 
-    def check_sample(self, row: dict[str, Any], line: int) -> None:
+    def check_sample(self, row: Mapping[str, JsonValue], line: int) -> None:
         named = row.get("sample")
         if named is not None and (not isinstance(named, str) or len(named) > MAX_NAME):
             raise self.fail("sample must be a string (the id oloproof judge sample wrote)", line, "sample")
@@ -148,38 +151,40 @@ class _Reader:
             raise self.fail(f"sample {named!r} differs from the file's first line ({first}): "
                             "one file holds one sample's labels", line, "sample")  # fmt: skip
 
-    def check_case(self, row: dict[str, Any], line: int) -> str:
-        criterion = row["criterion"]
+    def check_case(self, row: Mapping[str, JsonValue], case_id: str, criterion: str, line: int) -> str:
         if criterion not in self.criteria:
             raise self.fail(f"run {self.run_id} has no criterion {criterion!r}", line, "criterion")
         wanted = self.sample.criterion if self.sample is not None else self.criterion
         if criterion != self.criterion or criterion != wanted:
             raise self.fail(f"criterion {criterion!r} is not the one validated ({self.criterion})", line, "criterion")
-        case_id = row["case_id"]
         if case_id not in self.texts:
             raise self.fail(f"case {case_id!r} is not in run {self.run_id}", line, "case_id")
         if self.sample is not None and case_id not in self.sample.case_ids:
             raise self.fail(f"case {case_id!r} was not drawn in sample {self.sample.sample_id}", line, "case_id")
-        for name in ("query", "context", "answer"):
+        shown = self.texts[case_id]
+        for name, text in (("query", shown["query"]), ("context", shown["context"]), ("answer", shown["answer"])):
             # A label is about the texts it was given: where the line carries them, they
             # must be what the run's judge read for the case.
-            if row.get(name) is not None and row[name] != self.texts[case_id][name]:
+            if row.get(name) is not None and row[name] != text:
                 raise self.fail(f"the {name} labelled differs from run {self.run_id}'s {name} for case "
                                 f"{case_id!r}: the label is for another text", line, name)  # fmt: skip
         return case_id
 
-    def read(self, row: dict[str, Any], line: int) -> HumanLabel | None:
+    def read(self, row: Mapping[str, JsonValue], line: int) -> HumanLabel | None:
         unknown = sorted(set(row) - set(LABEL_FIELDS) - set(_SHOWN_FIELDS))
         if unknown:
             raise self.fail(f"unknown field (a labels line takes {', '.join(LABEL_FIELDS)})", line,
                             dotted((unknown[0],)))  # fmt: skip
+        names: dict[str, str] = {}
         for name in ("case_id", "criterion"):
-            if not isinstance(row.get(name), str) or not row[name]:
+            value = row.get(name)
+            if not isinstance(value, str) or not value:
                 raise self.fail(f"{name} is required (a string)", line, name)
-            if len(row[name]) > MAX_NAME:
-                raise self.fail(f"{name} holds at most {MAX_NAME} characters, got {len(row[name]):,}", line, name)
+            if len(value) > MAX_NAME:
+                raise self.fail(f"{name} holds at most {MAX_NAME} characters, got {len(value):,}", line, name)
+            names[name] = value
         self.check_sample(row, line)
-        case_id = self.check_case(row, line)
+        case_id = self.check_case(row, names["case_id"], names["criterion"], line)
         annotator = _text_or_none(row, "annotator", self.path, line, limit=MAX_NAME)
         note = _text_or_none(row, "note", self.path, line)
         if row.get("label") is None:
@@ -194,7 +199,7 @@ class _Reader:
         return HumanLabel(case_id=case_id, label=label, annotator=annotator, note=note, line=line)
 
 
-def load_labels(path: str, *, run: dict[str, Any], criterion: str, texts: dict[str, dict[str, Any]],
+def load_labels(path: str, *, run: StoredRun, criterion: str, texts: Mapping[str, ShownTexts],
                 find_sample: Callable[[str], SampleRecord | None]) -> LabelSet:
     """Read a labels file and check every line against the run (and its sample).
 

@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 import numpy as np
+from pydantic import JsonValue
 
 from oloproof._exceptions import UsageError
 from oloproof._json import content_hash
 from oloproof.judging._records import SampleRecord
+from oloproof.records import (
+    LabellingRow,
+    ShownTexts,
+    StoredCase,
+    StoredEvaluator,
+    StoredJudgment,
+    StoredManifest,
+    StoredRetrieval,
+    StoredRun,
+)
 from oloproof.report import slice_values
 
 __all__ = [
@@ -19,13 +30,14 @@ __all__ = [
     "context_passages",
     "draw_sample",
     "judge_entry",
+    "judge_threshold",
     "label_scale",
     "labelling_rows",
     "sample_frame",
 ]
 
 
-def judge_entry(manifest: dict[str, Any], criterion: str) -> dict[str, Any]:
+def judge_entry(manifest: StoredManifest, criterion: str) -> StoredEvaluator:
     """The manifest's entry of the LLM judge reporting ``criterion``.
 
     Raises:
@@ -43,7 +55,7 @@ def judge_entry(manifest: dict[str, Any], criterion: str) -> dict[str, Any]:
     return entry
 
 
-def sample_frame(judgments: list[dict[str, Any]], criterion: str) -> list[str]:
+def sample_frame(judgments: Sequence[StoredJudgment], criterion: str) -> list[str]:
     """The cases the judge scored on ``criterion`` (sorted): the frame a sample is drawn from."""
     return sorted(r["case_id"] for r in judgments if r["criterion"] == criterion and r["status"] == "observed")
 
@@ -59,7 +71,7 @@ def _allocate(groups: dict[str, list[str]], size: int) -> dict[str, int]:
     return counts
 
 
-def draw_sample(run: dict[str, Any], criterion: str, size: int, *, seed: int = 0,
+def draw_sample(run: StoredRun, criterion: str, size: int, *, seed: int = 0,
                 stratify: str | None = None) -> SampleRecord:
     """Draw ``size`` of the cases a run's judge scored, uniformly without replacement.
 
@@ -102,18 +114,18 @@ def draw_sample(run: dict[str, Any], criterion: str, size: int, *, seed: int = 0
     identity = {"run": manifest["run_id"], "criterion": criterion, "seed": seed, "size": size, "stratify": stratify}
     return SampleRecord(
         sample_id="smp_" + content_hash(identity)[:20], run_id=manifest["run_id"], criterion=criterion,
-        judge_id=entry["judge_id"], seed=seed, size=size, population=len(frame), stratify=stratify,
+        judge_id=entry.get("judge_id") or "", seed=seed, size=size, population=len(frame), stratify=stratify,
         case_ids=sorted(chosen), created_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )  # fmt: skip
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     if value is None or isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def context_passages(retrievals: list[dict[str, Any]]) -> dict[str, list[str]]:
+def context_passages(retrievals: Sequence[StoredRetrieval]) -> dict[str, list[str]]:
     """The texts of the passages kept in each case's context, in context order."""
     kept: dict[str, list[tuple[int, str]]] = defaultdict(list)
     for row in retrievals:
@@ -122,18 +134,19 @@ def context_passages(retrievals: list[dict[str, Any]]) -> dict[str, list[str]]:
     return {case_id: [text for _, text in sorted(rows)] for case_id, rows in kept.items()}
 
 
-def _shown(case: dict[str, Any], options: dict[str, Any], passages: list[str] | None) -> dict[str, Any]:
+def _shown(case: StoredCase, options: Mapping[str, JsonValue], passages: list[str] | None) -> ShownTexts:
     """What the judge read of a case: the query, the context the generator saw, the answer."""
     item = case.get("input")
     output = case.get("output")
     # A recorded case (no output) carries its fields in its input.
     recorded = item if output is None and isinstance(item, dict) else None
     query = case.get("query") or (recorded.get("query") if recorded is not None else None)
+    context: JsonValue
     if passages is not None:
-        context: Any = "\n\n".join(passages)
+        context = "\n\n".join(passages)
     else:
         context = recorded.get("context") if recorded is not None else None
-    field = options.get("response_field") or "answer"
+    field = str(options.get("response_field") or "answer")
     if recorded is not None:
         answer = recorded.get("response")
     elif isinstance(output, dict):
@@ -143,7 +156,7 @@ def _shown(case: dict[str, Any], options: dict[str, Any], passages: list[str] | 
     return {"query": _text(query), "context": _text(context), "answer": _text(answer)}
 
 
-def case_texts(run: dict[str, Any], criterion: str, passages: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
+def case_texts(run: StoredRun, criterion: str, passages: dict[str, list[str]]) -> dict[str, ShownTexts]:
     """Each case's ``query``, ``context`` and ``answer`` as a labeller sees them.
 
     Args:
@@ -152,16 +165,24 @@ def case_texts(run: dict[str, Any], criterion: str, passages: dict[str, list[str
         passages: `context_passages` of the run's retrievals.
     """
     options = judge_entry(run["manifest"], criterion)["spec"].get("options") or {}
+    if not isinstance(options, dict):
+        options = {}
     return {case["case_id"]: _shown(case, options, passages.get(case["case_id"])) for case in run["cases"]}
 
 
-def label_scale(entry: dict[str, Any]) -> str:
+def judge_threshold(entry: StoredEvaluator) -> float | None:
+    """The threshold the judge of ``entry`` derives verdicts with (``None``: a mean score)."""
+    threshold = (entry.get("judge") or {}).get("threshold")
+    return threshold if isinstance(threshold, int | float) else None
+
+
+def label_scale(entry: StoredEvaluator) -> str:
     """What a label may be for the judge of ``entry``."""
     return "pass, fail or 1-5" if (entry.get("judge") or {}).get("threshold") is not None else "1-5"
 
 
-def labelling_rows(run: dict[str, Any], sample: SampleRecord, texts: dict[str, dict[str, Any]], *,
-                   show_reason: bool = False) -> list[dict[str, Any]]:
+def labelling_rows(run: StoredRun, sample: SampleRecord, texts: Mapping[str, ShownTexts], *,
+                   show_reason: bool = False) -> list[LabellingRow]:
     """One line per drawn case for a person to label: ``label`` left ``null`` to fill in.
 
     The judge's reason and score are left out unless ``show_reason``, so they do not
@@ -171,7 +192,7 @@ def labelling_rows(run: dict[str, Any], sample: SampleRecord, texts: dict[str, d
     judged = {r["case_id"]: r for r in run["judgments"] if r["criterion"] == sample.criterion}
     rows = []
     for case_id in sample.case_ids:
-        row: dict[str, Any] = {"sample": sample.sample_id, "case_id": case_id, "criterion": sample.criterion,
+        row: LabellingRow = {"sample": sample.sample_id, "case_id": case_id, "criterion": sample.criterion,
                                **texts[case_id], "label": None, "scale": scale, "annotator": None, "note": None}
         if show_reason:
             row["judge_score"] = judged[case_id].get("score")

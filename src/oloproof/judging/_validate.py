@@ -7,7 +7,7 @@ import statistics
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from oloproof import stats
 from oloproof._exceptions import LabelError
@@ -20,7 +20,8 @@ from oloproof.judging._records import (
     JudgeRequirements,
     ValidationRecord,
 )
-from oloproof.judging._sample import judge_entry
+from oloproof.judging._sample import judge_entry, judge_threshold
+from oloproof.records import StoredRun
 
 __all__ = ["check_requirements", "consensus", "validate_judge"]
 
@@ -97,7 +98,7 @@ def check_requirements(record: ValidationRecord, requirements: JudgeRequirements
     ]  # fmt: skip
 
 
-def validate_judge(run: dict[str, Any], labels: LabelSet, requirements: JudgeRequirements,
+def validate_judge(run: StoredRun, labels: LabelSet, requirements: JudgeRequirements,
                    *, seed: int = 0) -> ValidationRecord:
     """Compare the run's judge verdicts with the human labels.
 
@@ -107,7 +108,7 @@ def validate_judge(run: dict[str, Any], labels: LabelSet, requirements: JudgeReq
     """
     sample = labels.sample
     entry = judge_entry(run["manifest"], sample.criterion)
-    threshold = entry["judge"].get("threshold")
+    threshold = judge_threshold(entry)
     judged = {r["case_id"]: r for r in run["judgments"]
               if r["criterion"] == sample.criterion and r["status"] == "observed"}  # fmt: skip
     by_case: dict[str, list[HumanLabel]] = defaultdict(list)
@@ -127,10 +128,11 @@ def validate_judge(run: dict[str, Any], labels: LabelSet, requirements: JudgeReq
     confidence = requirements.confidence
     weighted = None
     if scale == "score":
-        weighted = _kappa([int(j["score"]) for _, _, j, _ in rows], human_scores,
+        # An observed judge row always holds its 1-5 score.
+        weighted = _kappa([int(j["score"] or 0) for _, _, j, _ in rows], human_scores,
                           SCORES, "quadratic", confidence, seed)  # fmt: skip
     if threshold is None:  # a mean-score judge: verdicts are the scores themselves
-        judge_v = [int(j["score"]) for _, _, j, _ in rows]
+        judge_v = [int(j["score"] or 0) for _, _, j, _ in rows]
         human_v = human_scores  # a mean-score criterion takes scores only: every case has one
         kappa = _kappa(judge_v, human_v, SCORES, None, confidence, seed)
         agree = [jv == hv for jv, hv in zip(judge_v, human_v)]
@@ -154,7 +156,7 @@ def validate_judge(run: dict[str, Any], labels: LabelSet, requirements: JudgeReq
         for (case_id, agreed, j, labs), same in zip(rows, agree) if not same
     ][:MAX_DISAGREEMENTS]  # fmt: skip
     record = ValidationRecord(
-        judge_id=entry["judge_id"], judge=entry["judge"], criterion=sample.criterion, run_id=sample.run_id,
+        judge_id=entry.get("judge_id") or "", judge=entry.get("judge") or {}, criterion=sample.criterion, run_id=sample.run_id,
         sample_id=sample.sample_id, labels_file=Path(labels.path).name, labels_sha256=labels.sha256,
         scale=scale, labels=len(rows), annotators=len({lab.annotator for lab in labels.labels}), ties=ties,
         accuracy=_rate(sum(agree), len(agree), confidence), kappa=kappa, weighted_kappa=weighted,

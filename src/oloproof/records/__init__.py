@@ -12,7 +12,26 @@ table::
 
 from oloproof.records._base import Json, JsonObject, Record, StoredObject
 from oloproof.records._cases import CaseRow, ContextEntry, DroppedEntry
+from oloproof.records._comparisons import (
+    ComparisonRecord,
+    ComparisonScope,
+    DecisionEntry,
+    MetricLine,
+    PairedValues,
+    Pairing,
+    ProbeLine,
+    RulePlan,
+)
 from oloproof.records._decisions import DecisionRow
+from oloproof.records._diagnoses import (
+    ChildRuns,
+    DiagnosedCase,
+    DiagnosisRecord,
+    DiagnosisSettings,
+    Implicated,
+    ImplicatedEntry,
+    LabelledFailures,
+)
 from oloproof.records._diagnosis import DiagnosisLabelRow
 from oloproof.records._judgments import JudgmentBrief, JudgmentRow
 from oloproof.records._manifest import (
@@ -27,6 +46,17 @@ from oloproof.records._manifest import (
     stored_run_kind,
 )
 from oloproof.records._metrics import MetricRow
+from oloproof.records._reports import (
+    CaseFacts,
+    CatalogueEntry,
+    CatalogueResult,
+    EstimateLine,
+    JudgeEstimate,
+    LabellingRow,
+    MetricSummary,
+    RunReport,
+    ShownTexts,
+)
 from oloproof.records._retrievals import RetrievalRow
 from oloproof.records._run import RunRecords
 from oloproof.records._stages import (
@@ -44,41 +74,79 @@ from oloproof.records._stages import (
     stage_record,
     validate_staged,
 )
+from oloproof.records._stored import (
+    StoredCase,
+    StoredEvaluator,
+    StoredJudgment,
+    StoredManifest,
+    StoredRetrieval,
+    StoredRun,
+)
 
 __all__ = [
     "AssembledPassage",
     "AssemblyRecord",
     "CacheCount",
     "Candidate",
+    "CaseFacts",
     "CaseRow",
+    "CatalogueEntry",
+    "CatalogueResult",
+    "ChildRuns",
+    "ComparisonRecord",
+    "ComparisonScope",
     "ContextEntry",
+    "DecisionEntry",
     "DecisionRow",
+    "DiagnosedCase",
     "DiagnosisLabelRow",
+    "DiagnosisRecord",
+    "DiagnosisSettings",
     "DroppedEntry",
     "DroppedPassage",
+    "EstimateLine",
     "EvaluatorEntry",
     "ExecutionRecord",
     "GenerationRecord",
+    "Implicated",
+    "ImplicatedEntry",
     "Json",
     "JsonObject",
+    "JudgeEstimate",
     "JudgeRecord",
     "JudgeUsage",
     "JudgmentBrief",
     "JudgmentRow",
+    "LabelledFailures",
+    "LabellingRow",
+    "MetricLine",
     "MetricRow",
+    "MetricSummary",
+    "PairedValues",
+    "Pairing",
+    "ProbeLine",
     "Record",
     "RecordedRetrieval",
     "RetrievalRecord",
     "RetrievalRow",
+    "RulePlan",
     "RunCache",
     "RunKind",
     "RunManifest",
     "RunParent",
     "RunRecords",
+    "RunReport",
     "RunVariant",
+    "ShownTexts",
     "StageRecord",
     "StagedRecord",
+    "StoredCase",
+    "StoredEvaluator",
+    "StoredJudgment",
+    "StoredManifest",
     "StoredObject",
+    "StoredRetrieval",
+    "StoredRun",
     "stage_record",
     "stored_run_kind",
     "validate_staged",

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, cast
 
 from pydantic import PrivateAttr, SkipValidation
 
 from oloproof.records._base import Record, StoredObject
 from oloproof.records._manifest import RunManifest
+from oloproof.records._stored import StoredRun
 
 __all__ = ["RunRecords"]
 
@@ -40,11 +41,11 @@ class RunRecords(Record):
         records._stored = stored
         return records
 
-    def as_json(self) -> StoredObject:
+    def as_json(self) -> StoredRun:
         """``{"manifest": ..., "cases": [...], "judgments": [...]}``: the manifest as it is
         stored (an older manifest without the fields added since), the rows as decoded.
 
         Readers of the stored JSON read this; values are not copied.
         """
         manifest = self._stored or self.manifest.model_dump(mode="json")
-        return {"manifest": manifest, "cases": self.cases, "judgments": self.judgments}
+        return cast("StoredRun", {"manifest": manifest, "cases": self.cases, "judgments": self.judgments})

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from collections.abc import Sequence
+
+from oloproof.records import ContextEntry, DroppedEntry, RunReport, StoredCase, StoredJudgment
 
 __all__ = ["render_run_cases"]
 
 
-def _verdict(row: dict[str, Any]) -> str:
+def _verdict(row: StoredJudgment) -> str:
     if row["status"] != "observed":
         return f"{row['criterion']} {row['status']} ({row['reason']})"
     if row["passed"] is not None:
@@ -19,17 +21,18 @@ def _verdict(row: dict[str, Any]) -> str:
     return f"{row['criterion']} {row['value']:.3f}"
 
 
-def _passage(item: dict[str, Any]) -> str:
+def _passage(item: ContextEntry | DroppedEntry, reason: str | None = None) -> str:
+    """A kept passage, or (with its ``reason``) a dropped one."""
     unit = item["doc_id"] if item.get("chunk_id") is None else f"{item['doc_id']}#{item['chunk_id']}"
     tokens = f", {item['tokens']} tokens" if item.get("tokens") is not None else ""
-    if "reason" in item:
-        return f"{unit} (position {item['position']}, {item['reason']}{tokens})"
+    if reason is not None:
+        return f"{unit} (position {item['position']}, {reason}{tokens})"
     return f"{unit} (position {item['position']}{tokens})"
 
 
-def render_run_cases(report: dict[str, Any], cases: list[dict[str, Any]], judgments: list[dict[str, Any]]) -> list[str]:
+def render_run_cases(report: RunReport, cases: Sequence[StoredCase], judgments: Sequence[StoredJudgment]) -> list[str]:
     """One line per case of a run."""
-    by_case: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_case: dict[str, list[StoredJudgment]] = defaultdict(list)
     for row in judgments:
         by_case[row["case_id"]].append(row)
     lines = [f"Run {report['run_id']} · {len(cases)} cases"]
@@ -40,12 +43,13 @@ def render_run_cases(report: dict[str, Any], cases: list[dict[str, Any]], judgme
         parts = ["; ".join(_verdict(row) for row in by_case[case["case_id"]])]
         if case.get("relevant_position") is not None:
             parts.append(f"relevant position {case['relevant_position']}")
-        if case.get("context") is not None:
-            parts.append("context " + (", ".join(_passage(p) for p in case["context"]) or "empty"))
+        context = case.get("context")
+        if context is not None:
+            parts.append("context " + (", ".join(_passage(p) for p in context) or "empty"))
         dropped = [p for p in case.get("dropped") or [] if p["reason"] != "beyond_top_k"]
         beyond = [p for p in case.get("dropped") or [] if p["reason"] == "beyond_top_k"]
         if dropped:
-            parts.append("dropped " + ", ".join(_passage(p) for p in dropped))
+            parts.append("dropped " + ", ".join(_passage(p, p["reason"]) for p in dropped))
         if beyond:
             parts.append(f"{len(beyond)} below top-k")
         lines.append(f"{case['case_id']}: " + " · ".join(parts))

@@ -10,17 +10,17 @@ the evaluator's metric. Two keys are Oloproof's own: ``status`` (``observed``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from oloproof.config._criteria import BUILTINS, CRITERION_TYPE
+from oloproof.records import CatalogueEntry, CatalogueResult, StoredJudgment, StoredManifest
 
 __all__ = ["catalogue_results"]
 
 _CATALOGUE_TYPES = frozenset(BUILTINS.values())
 
 
-def catalogue_results(manifest: Mapping[str, Any], judgments: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def catalogue_results(manifest: StoredManifest, judgments: Iterable[StoredJudgment]) -> list[CatalogueEntry]:
     """Judgment rows grouped by case, in the catalogue's result shape.
 
     Args:
@@ -33,9 +33,9 @@ def catalogue_results(manifest: Mapping[str, Any], judgments: Iterable[Mapping[s
     # A multi-output evaluator's criteria carry their own metric; a single output's
     # metric is the evaluator type's name.
     metrics = {str(entry["criterion"]): entry.get("metric") for entry in manifest.get("evaluators", [])}
-    by_case: dict[str, list[dict[str, Any]]] = {}
+    by_case: dict[str, list[CatalogueResult]] = {}
     for row in sorted(judgments, key=lambda r: (str(r["case_id"]), str(r["criterion"]))):
-        result = {
+        result: CatalogueResult = {
             "type": CRITERION_TYPE if row["evaluator"] in _CATALOGUE_TYPES else "oloproof",
             "name": row["criterion"],
             "metric": metrics.get(str(row["criterion"])) or row["evaluator"],

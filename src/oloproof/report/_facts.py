@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+
+from pydantic import JsonValue
 
 from oloproof.dataset import Case
+from oloproof.records import CaseFacts, StoredCase
 
 __all__ = ["best_relevant_position", "case_facts", "slice_value", "slice_values"]
 
 
-def best_relevant_position(case: Case, candidates: list[dict[str, Any]] | None) -> int | None:
+def best_relevant_position(case: Case, candidates: Sequence[Mapping[str, JsonValue]] | None) -> int | None:
     """1-based position of the first relevant document among the candidates."""
     if not candidates or not case.expected.relevant:
         return None
@@ -22,10 +25,10 @@ def best_relevant_position(case: Case, candidates: list[dict[str, Any]] | None) 
 
 def case_facts(
     case: Case,
-    candidates: list[dict[str, Any]] | None,
-    dropped: list[dict[str, Any]] | None,
+    candidates: Sequence[Mapping[str, JsonValue]] | None,
+    dropped: Sequence[Mapping[str, JsonValue]] | None,
     top_k: int | None,
-) -> dict[str, Any]:
+) -> CaseFacts:
     """``best_relevant_position``, the ``relevant_position`` label and ``context_truncated``.
 
     Args:
@@ -53,7 +56,7 @@ def case_facts(
     }
 
 
-def slice_value(name: str, case: Case, facts: dict[str, Any]) -> str | None:
+def slice_value(name: str, case: Case, facts: CaseFacts) -> str | None:
     """The value of slice ``name`` for a case (``None`` when it has none)."""
     if name == "relevant_position":
         return facts["relevant_position"]
@@ -61,7 +64,7 @@ def slice_value(name: str, case: Case, facts: dict[str, Any]) -> str | None:
         value = facts["context_truncated"]
         return None if value is None else str(value).lower()
     field = name.removeprefix("metadata.")
-    current: Any = case.metadata
+    current: object = case.metadata
     for part in field.split("."):
         if not isinstance(current, dict) or part not in current:
             return None
@@ -69,18 +72,22 @@ def slice_value(name: str, case: Case, facts: dict[str, Any]) -> str | None:
     return None if current is None else str(current)
 
 
-def slice_values(cases: list[dict[str, Any]], name: str) -> dict[str, str]:
+def slice_values(cases: Sequence[StoredCase], name: str) -> dict[str, str]:
     """Each baseline case's value of slice ``name`` (cases without one are left out)."""
     values = {}
     for row in cases:
-        if name in ("relevant_position", "context_truncated"):
-            value = row.get(name)
-            value = None if value is None else str(value).lower()
+        found: object
+        if name == "relevant_position":
+            found = row.get("relevant_position")
+            value = None if found is None else str(found).lower()
+        elif name == "context_truncated":
+            found = row.get("context_truncated")
+            value = None if found is None else str(found).lower()
         else:
-            value = row.get("metadata") or {}
+            found = row.get("metadata") or {}
             for part in name.removeprefix("metadata.").split("."):
-                value = value.get(part) if isinstance(value, dict) else None
-            value = None if value is None else str(value)
+                found = found.get(part) if isinstance(found, dict) else None
+            value = None if found is None else str(found)
         if value is not None:
             values[row["case_id"]] = value
     return values

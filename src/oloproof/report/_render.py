@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 
 from oloproof import stats
+from oloproof.records import EstimateLine, JudgeEstimate, MetricLine, MetricSummary, RunReport
 from oloproof.report._judge_errors import judge_error_lines
 
 __all__ = [
@@ -21,7 +23,7 @@ __all__ = [
 ]
 
 
-def estimate_text(row: dict[str, Any]) -> str:
+def estimate_text(row: MetricSummary | EstimateLine) -> str:
     """``69.2%`` for proportions, ``0.866`` for means, ``—`` when unobserved."""
     if row["estimate"] is None:
         return "—"
@@ -30,7 +32,7 @@ def estimate_text(row: dict[str, Any]) -> str:
     return f"{row['estimate']:.3f}"
 
 
-def interval_text(row: dict[str, Any]) -> str:
+def interval_text(row: MetricSummary | EstimateLine) -> str:
     """The interval rounded outward: ``[38.5%, 91.0%]`` or ``[0.506, 0.990]``."""
     if row["low"] is None or row["high"] is None:
         return "—"
@@ -42,7 +44,7 @@ def interval_text(row: dict[str, Any]) -> str:
     return stats.format_score_interval(interval)
 
 
-def missing_text(row: dict[str, Any]) -> str:
+def missing_text(row: MetricSummary | MetricLine) -> str:
     """``2 missing``, or ``2 missing (1 judge error)`` when judges failed on some."""
     errors = row.get("judge_errors") or 0
     if not errors:
@@ -50,7 +52,7 @@ def missing_text(row: dict[str, Any]) -> str:
     return f"{row['missing']} missing ({errors} judge error{'s' if errors != 1 else ''})"
 
 
-def basis_text(row: dict[str, Any]) -> str:
+def basis_text(row: MetricSummary) -> str:
     """``9 / 13 observed · 0 missing · 0 excluded`` or ``mean of 13 observed · …``."""
     counts = f" · {missing_text(row)} · {row['excluded']} excluded"
     if row["kind"] == "proportion" and row["successes"] is not None:
@@ -141,7 +143,7 @@ def cache_lines(cache: dict[str, dict[str, int]]) -> list[str]:
     return [f"Cache: execution {pair('execution')}; judgment {pair('judgment')}", stages]
 
 
-def recorded_lines(report: dict[str, Any]) -> list[str]:
+def recorded_lines(report: RunReport) -> list[str]:
     """What a run of recorded data evaluated (nothing was executed), and how rows were named."""
     lines = [f"Recorded data: {report['case_count']} rows of {report['dataset']} (evaluated as recorded)"]
     unnamed = report.get("rows_named_by_line") or 0
@@ -151,7 +153,7 @@ def recorded_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render_slices(metrics: list[dict[str, Any]], min_support: int) -> list[str]:
+def render_slices(metrics: list[MetricSummary], min_support: int) -> list[str]:
     """Per-slice rows (exploratory: many comparisons, no multiplicity control)."""
     rows = [row for row in metrics if row["slice"] is not None]
     if not rows:
@@ -174,8 +176,12 @@ def render_slices(metrics: list[dict[str, Any]], min_support: int) -> list[str]:
     return lines
 
 
-def render_run(report: dict[str, Any]) -> list[str]:
-    """The full text report of a run."""
+def render_run(report: RunReport | Mapping[str, Any]) -> list[str]:
+    """The full text report of a run (flows hand it over as the manifest's JSON with metrics)."""
+    return _render_run(cast(RunReport, report))
+
+
+def _render_run(report: RunReport) -> list[str]:
     overall = [row for row in report["metrics"] if row["slice"] is None]
     confidence = round(report["confidence"] * 100)
     lines = [f"Run {report['run_id']}"]
@@ -195,7 +201,7 @@ def render_run(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render_judge_estimates(estimates: list[dict[str, Any]]) -> list[str]:
+def render_judge_estimates(estimates: list[JudgeEstimate]) -> list[str]:
     """The report's rows of judge metrics beside their human-label correction."""
     if not estimates:
         return []
@@ -212,13 +218,13 @@ def render_judge_estimates(estimates: list[dict[str, Any]]) -> list[str]:
                 basis = f"λ = {entry['lam']:.2f}" if entry["fallback"] is None else _fallback_text(entry)
             else:
                 basis = {"judge only": f"{judged:,} judged", "human only": f"{labelled:,} labelled"}[row["basis"]]
-            shown = {**row, "kind": entry["kind"], "confidence": entry["confidence"]}
+            shown: EstimateLine = {**row, "kind": entry["kind"], "confidence": entry["confidence"]}
             table.append([names[row["basis"]], estimate_text(shown), interval_text(shown), basis])
     lines += render_table(["Metric", "Estimate", f"{confidence}% interval", "Basis"], table)
     return lines
 
 
-def _fallback_text(entry: dict[str, Any]) -> str:
+def _fallback_text(entry: JudgeEstimate) -> str:
     """Why the PPI row is the human-only interval, with the counts that decided it."""
     need = entry.get("min_disagreements")
     reasons = {
@@ -231,4 +237,5 @@ def _fallback_text(entry: dict[str, Any]) -> str:
         "human_constant": "people gave one label throughout",
         "zero_standard_error": "no variance left to estimate",
     }
-    return "humans only: " + reasons.get(entry["fallback"], str(entry["fallback"]).replace("_", " "))
+    fallback = entry["fallback"]
+    return "humans only: " + reasons.get(str(fallback), str(fallback).replace("_", " "))

@@ -15,21 +15,20 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
 
 from oloproof import stats
-from oloproof.records import JudgmentBrief, JudgmentRow
+from oloproof.records import JudgmentBrief, JudgmentRow, MetricSummary
 
 __all__ = ["summarize_criterion", "summarize_metrics"]
 
 
 def summarize_criterion(
     rows: Sequence[JudgmentRow | JudgmentBrief], *, kind: str, confidence: float, seed: int = 0
-) -> dict[str, Any]:
+) -> MetricSummary:
     """Estimate, interval and counts of one criterion over judgment rows."""
     observed = [row for row in rows if row.status == "observed"]
     values = [float(row.value) for row in observed if row.value is not None]
-    summary: dict[str, Any] = {
+    summary: MetricSummary = {
         "observed": len(values),
         "missing": sum(1 for row in rows if row.status == "missing"),
         "judge_errors": sum(1 for row in rows if row.outcome == "error"),
@@ -47,17 +46,17 @@ def summarize_criterion(
     # fsum is exactly rounded, so the mean does not depend on the cases' order.
     estimate = math.fsum(values) / len(values)
     if kind == "count":  # counts have no [0, 1] bound, so no interval is claimed
-        summary.update(estimate=estimate)
+        summary.update({"estimate": estimate})
         return summary
     binary = kind == "proportion" or (kind == "auto" and all(v in (0.0, 1.0) for v in values))
     if binary:
         successes = sum(1 for value in values if value == 1.0)
         interval = stats.clopper_pearson(successes, len(values), confidence)
-        summary.update(kind="proportion", successes=successes)
+        summary.update({"kind": "proportion", "successes": successes})
     else:
         interval = stats.mean_interval(values, confidence, seed=seed)
-        summary.update(kind="mean")
-    summary.update(estimate=estimate, low=interval.low, high=interval.high, method=interval.method)
+        summary.update({"kind": "mean"})
+    summary.update({"estimate": estimate, "low": interval.low, "high": interval.high, "method": interval.method})
     return summary
 
 
@@ -68,7 +67,7 @@ def summarize_metrics(
     slices: dict[str, dict[str, str | None]],
     min_slice_support: int,
     confidence: float,
-) -> list[dict[str, Any]]:
+) -> list[MetricSummary]:
     """Overall and per-slice metric rows.
 
     Args:
@@ -81,7 +80,7 @@ def summarize_metrics(
     by_criterion: dict[str, list[JudgmentRow | JudgmentBrief]] = defaultdict(list)
     for row in judgments:
         by_criterion[row.criterion].append(row)
-    metrics: list[dict[str, Any]] = []
+    metrics: list[MetricSummary] = []
     for criterion, kind in criteria:
         rows = by_criterion.get(criterion, [])
         overall = summarize_criterion(rows, kind="auto" if kind == "mean" else kind, confidence=confidence)
@@ -98,7 +97,7 @@ def summarize_metrics(
                 summary = summarize_criterion(groups[value], kind=kind, confidence=confidence)
                 scored = summary["observed"] >= min_slice_support
                 if not scored:
-                    summary.update(estimate=None, low=None, high=None, method=None, successes=None)
+                    summary.update({"estimate": None, "low": None, "high": None, "method": None, "successes": None})
                 metrics.append(
                     {"criterion": criterion, "slice": name, "slice_value": value, "scored": scored, **summary}
                 )

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from oloproof.records import CacheCount, JudgmentBrief, StoredObject
+from oloproof.records import CacheCount, CaseFacts, JudgmentBrief
 
-__all__ = ["BatchPart", "CaseFacts"]
-
-# What `oloproof.report.case_facts` finds of a case, as it returns it.
-CaseFacts = StoredObject
+__all__ = ["BatchPart"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from oloproof.comparison import Policy, compare_runs
 from oloproof.judging import gating_judges
-from oloproof.records import DecisionRow
+from oloproof.records import ComparisonRecord, ComparisonScope, DecisionRow, StoredRun
 from oloproof.store import DECISIONS, ResultsStore, comparison_decisions, comparison_manifest
 from oloproof.tasks._identity import content_hash
 from oloproof.tasks._retry import retry_io_only
@@ -24,11 +22,11 @@ __all__ = [
 ]
 
 
-def comparison_id_of(candidate: dict[str, Any], baseline: dict[str, Any], policy: Policy | None,
+def comparison_id_of(candidate: StoredRun, baseline: StoredRun, policy: Policy | None,
                      allow_partial: bool, judges: set[str] | None = None) -> str:
     """``sha256:`` of both runs' records, the policy and the judges validated so far
     (validating a judge later changes what its rules may decide)."""
-    def digest(run: dict[str, Any]) -> dict[str, Any]:
+    def digest(run: StoredRun) -> dict[str, str]:
         judgments = sorted((r["case_id"], r["criterion"], r["status"], r["value"]) for r in run["judgments"])
         return {"run_id": run["manifest"]["run_id"], "judgments": content_hash(judgments)}
 
@@ -40,7 +38,7 @@ def comparison_id_of(candidate: dict[str, Any], baseline: dict[str, Any], policy
 
 
 @task(cache_policy=NO_CACHE, name="find-comparison", retries=2, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
-def find_comparison(store: ResultsStore, comparison_id: str) -> dict[str, Any] | None:
+def find_comparison(store: ResultsStore, comparison_id: str) -> ComparisonRecord | None:
     """The comparison already recorded under this id, if any."""
     path = comparison_manifest(comparison_id.removeprefix("sha256:"))
     return store.read_json(path) if store.exists(path) else None
@@ -55,19 +53,19 @@ def validated_judges(store: ResultsStore, policy: Policy | None) -> set[str]:
 
 
 @task(cache_policy=NO_CACHE, name="compute-comparison")
-def compute_comparison(candidate: dict[str, Any], baseline: dict[str, Any], policy: Policy | None,
-                       scope: dict[str, Any], judges: set[str]) -> dict[str, Any]:
+def compute_comparison(candidate: StoredRun, baseline: StoredRun, policy: Policy | None,
+                       scope: ComparisonScope, judges: set[str]) -> ComparisonRecord:
     """Pair the runs, estimate each metric's difference and decide each rule."""
     return compare_runs(candidate, baseline, policy=policy, scope=scope, validated_judges=judges)
 
 
-def decision_rows(record: dict[str, Any]) -> list[DecisionRow]:
+def decision_rows(record: ComparisonRecord) -> list[DecisionRow]:
     """One ``decisions`` row per rule decided in a comparison record."""
     return [DecisionRow.pick(decision, comparison_id=record["comparison_id"]) for decision in record["decisions"]]
 
 
 @task(cache_policy=NO_CACHE, name="write-comparison", retries=3, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
-def write_comparison(store: ResultsStore, record: dict[str, Any]) -> str:
+def write_comparison(store: ResultsStore, record: ComparisonRecord) -> str:
     """Write the decisions table, then the comparison manifest; returns the id."""
     hexid = record["comparison_id"].removeprefix("sha256:")
     rows = decision_rows(record)

@@ -11,7 +11,7 @@ from prefect.cache_policies import NO_CACHE
 
 from oloproof._exceptions import UsageError
 from oloproof.diagnosis import implicated_factor, label_case, passed_cases
-from oloproof.records import DiagnosisLabelRow
+from oloproof.records import DiagnosisLabelRow, LabelledFailures, StoredRun
 from oloproof.store import (
     DIAGNOSIS_LABELS,
     ResultsStore,
@@ -39,8 +39,8 @@ def request_path(request: str) -> str:
 
 
 @task(cache_policy=NO_CACHE, name="find-diagnosis", retries=2, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
-def find_diagnosis(store: ResultsStore, request: str) -> dict[str, Any] | None:
-    """The diagnosis already recorded for this exact request, if any."""
+def find_diagnosis(store: ResultsStore, request: str) -> dict[str, Any] | None:  # the stored JSON
+    """The diagnosis already recorded for this exact request, if any (its JSON, as stored)."""
     if not store.exists(request_path(request)):
         return None
     diagnosis_id = store.read_json(request_path(request))["diagnosis_id"]
@@ -48,7 +48,7 @@ def find_diagnosis(store: ResultsStore, request: str) -> dict[str, Any] | None:
 
 
 @task(cache_policy=NO_CACHE, name="load-parent-run", retries=2, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
-def load_parent_run(store: ResultsStore, run_id: str) -> dict[str, Any]:
+def load_parent_run(store: ResultsStore, run_id: str) -> StoredRun:
     """The parent run's records; its dataset must be unchanged since the run."""
     records = read_run_records(store, run_id).as_json()
     manifest = records["manifest"]
@@ -67,9 +67,10 @@ def load_parent_run(store: ResultsStore, run_id: str) -> dict[str, Any]:
 
 @task(cache_policy=NO_CACHE, name="label-failures")
 def label_failures(
-    parent: dict[str, Any], selected: list[str], runs: dict[str, dict[str, Any]], criterion: str,
+    # ``runs``: each child run's manifest with its judgments, as the diagnosis flow reads them back.
+    parent: StoredRun, selected: list[str], runs: dict[str, dict[str, Any]], criterion: str,
     threshold: float | None,
-) -> dict[str, Any]:
+) -> LabelledFailures:
     """Label each selected case from its control and gold-context re-executions."""
     recorded = {row["case_id"]: row for row in parent["cases"]}
     control = passed_cases(runs["control"]["judgments"], criterion, threshold)
@@ -77,7 +78,9 @@ def label_failures(
     top_k = parent["manifest"]["system"]["top_k"]
     labels = []
     for case_id in selected:
-        relevant = {u["doc_id"] for u in (recorded[case_id].get("expected") or {}).get("relevant") or [] if u.get("grade", 1) > 0}
+        units = (recorded[case_id].get("expected") or {}).get("relevant")
+        relevant = {str(u["doc_id"]) for u in units if isinstance(u, dict) and _grade(u.get("grade", 1)) > 0} \
+            if isinstance(units, list) else set()
         labels.append(label_case(case_id, control_passed=control.get(case_id, False),
                                  gold_passed=gold.get(case_id, False), recorded=recorded[case_id],
                                  relevant=relevant, top_k=top_k))
@@ -85,12 +88,21 @@ def label_failures(
     return {
         "cases": [vars(label) for label in labels],
         "recovered": sum(1 for c in labels if c.intervention_passed and not c.control_passed),
-        "implicated": None if implicated is None else dict(zip(("factor", "count", "among"), implicated)),
+        "implicated": None if implicated is None else
+        {"factor": implicated[0], "count": implicated[1], "among": implicated[2]},
     }
 
 
-def diagnosis_id_of(record: dict[str, Any]) -> str:
-    """``sha256:`` of the diagnosis's canonical content (never its child run ids)."""
+def _grade(value: object) -> float:
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
+def diagnosis_id_of(record: dict[str, Any]) -> str:  # the record's JSON: the id hashes it
+    """``sha256:`` of the diagnosis's canonical content (never its child run ids).
+
+    Args:
+        record: The record as it is stored: the id is the hash of that JSON.
+    """
     content = {key: record[key] for key in ("parent_run_id", "criterion", "threshold", "intervention", "settings",
                                             "labels_from", "without_gold")}
     content["cases"] = [
@@ -99,14 +111,15 @@ def diagnosis_id_of(record: dict[str, Any]) -> str:
     return "sha256:" + content_hash(content)
 
 
-def label_rows(record: dict[str, Any]) -> list[DiagnosisLabelRow]:
+def label_rows(record: dict[str, Any]) -> list[DiagnosisLabelRow]:  # the stored JSON: rows are checked here
     """One ``diagnosis_labels`` row per diagnosed case of a diagnosis record."""
     return [DiagnosisLabelRow.pick(case, diagnosis_id=record["diagnosis_id"]) for case in record["cases"]]
 
 
 @task(cache_policy=NO_CACHE, name="write-diagnosis", retries=3, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
-def write_diagnosis(store: ResultsStore, record: dict[str, Any], request: str) -> str:
-    """Write the labels, the diagnosis, then the request index; returns the id."""
+def write_diagnosis(store: ResultsStore, record: dict[str, Any], request: str) -> str:  # stored as it is
+    """Write the labels, the diagnosis (``record``, its JSON as built), then the request index;
+    returns the id."""
     hexid = record["diagnosis_id"].removeprefix("sha256:")
     rows = label_rows(record)
     store.write_table(diagnosis_labels(hexid), [row.as_mapping() for row in rows], DIAGNOSIS_LABELS)

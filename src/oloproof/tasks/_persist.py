@@ -13,7 +13,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from oloproof.dataset import Case
-from oloproof.records import CaseRow, ContextEntry, MetricRow, RetrievalRow, RunManifest, StoredObject
+from oloproof.records import CaseRow, ContextEntry, MetricRow, MetricSummary, RetrievalRow, RunManifest
 from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, run_lease, run_manifest, run_table
 from oloproof.tasks._batch_part import BatchPart
 from oloproof.tasks._environment import RunEnvironment
@@ -67,7 +67,7 @@ def retrieval_rows(run_id: str, results: list[CaseResult], cases: Mapping[str, C
             )
 
 
-def metric_rows(run_id: str, metrics: list[StoredObject]) -> Iterator[MetricRow]:
+def metric_rows(run_id: str, metrics: list[MetricSummary]) -> Iterator[MetricRow]:
     """One ``metrics`` row per summarized metric; a key the table lacks is an error."""
     for metric in metrics:
         yield MetricRow(run_id=run_id, **metric)
@@ -75,7 +75,7 @@ def metric_rows(run_id: str, metrics: list[StoredObject]) -> Iterator[MetricRow]
 
 @task(cache_policy=NO_CACHE, name="write-run", task_run_name="write run {manifest.run_id}", retries=3, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
 def write_run(env: RunEnvironment, manifest: RunManifest, parts: list[BatchPart],
-              metrics: list[StoredObject]) -> str:  # fmt: skip
+              metrics: list[MetricSummary]) -> str:  # fmt: skip
     """Write the run's tables from its batch parts (given in batch order), then its manifest."""
     run_id = manifest.run_id
     # Held while the folder is written: `runs --incomplete --remove` never takes it from a live writer.
@@ -90,7 +90,7 @@ def write_run(env: RunEnvironment, manifest: RunManifest, parts: list[BatchPart]
 
 
 @task(cache_policy=NO_CACHE, name="publish-report", task_run_name="publish report {manifest.run_id}")
-def publish_report(manifest: RunManifest, metrics: list[StoredObject], store_arguments: str = "") -> None:
+def publish_report(manifest: RunManifest, metrics: list[MetricSummary], store_arguments: str = "") -> None:
     """A Prefect artifact with the metrics table, linked to the run id, for the UI.
 
     ``store_arguments`` (`` --project DIR``) end its commands, so they run from anywhere.

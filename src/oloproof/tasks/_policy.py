@@ -17,11 +17,13 @@ from typing import Any
 
 from prefect.cache_policies import CachePolicy
 from prefect.context import TaskRunContext
+from typing_extensions import TypedDict
 
 from oloproof.tasks._identity import SCHEMA_VERSION, content_hash
 
-__all__ = ["BATCH_FORMAT", "BatchIdentity", "IdentityFn", "stage_task_options"]
+__all__ = ["BATCH_FORMAT", "BatchIdentity", "IdentityFn", "StageTaskOptions", "stage_task_options"]
 
+# Prefect hands a cache policy the task's inputs by parameter name, values as given.
 IdentityFn = Callable[[dict[str, Any]], list[tuple[str, str]] | None]
 """The task inputs to the batch's ``(case id, identity key)`` pairs, or ``None`` to bypass."""
 
@@ -37,6 +39,7 @@ class BatchIdentity(CachePolicy):
     stage: str = ""
     identities: IdentityFn | None = field(default=None, repr=False)
 
+    # Prefect's CachePolicy.compute_key signature.
     def compute_key(
         self,
         task_ctx: TaskRunContext,
@@ -53,7 +56,27 @@ class BatchIdentity(CachePolicy):
         return f"oloproof-{self.stage}-v{SCHEMA_VERSION}.{BATCH_FORMAT}-{digest}"
 
 
-def stage_task_options(stage: str, identities: IdentityFn) -> dict[str, Any]:
+class StageTaskOptions(TypedDict):
+    """The Prefect ``@task`` options of a stage's batch task.
+
+    Attributes:
+        name: The stage.
+        task_run_name: ``<stage> <batch label>``.
+        cache_policy: Its cases' identities.
+        persist_result: Always: a later run replays the batch.
+        result_serializer: ``json``.
+        cache_result_in_memory: Never: the next stage reads batches back from the store.
+    """
+
+    name: str
+    task_run_name: str
+    cache_policy: CachePolicy
+    persist_result: bool
+    result_serializer: str
+    cache_result_in_memory: bool
+
+
+def stage_task_options(stage: str, identities: IdentityFn) -> StageTaskOptions:
     """The Prefect options of a stage's batch task, cached under its cases' identities."""
     return {
         "name": stage,

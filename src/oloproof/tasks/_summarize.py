@@ -8,7 +8,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from oloproof.providers import error_kind
-from oloproof.records import CacheCount, JudgeUsage, JudgmentBrief, RunCache, StoredObject
+from oloproof.records import CacheCount, JudgeUsage, JudgmentBrief, MetricSummary, RunCache
 from oloproof.report._facts import slice_value
 from oloproof.report._summary import summarize_metrics
 from oloproof.tasks._batch_part import BatchPart
@@ -21,7 +21,7 @@ __all__ = ["RunSummary", "cache_counts", "judge_usage", "summarize_run"]
 class RunSummary:
     """What a run's manifest and report take from its batch parts."""
 
-    metrics: list[StoredObject]
+    metrics: list[MetricSummary]
     """The metric rows, overall and per slice, as ``oloproof.report`` computes them
     (the ``metrics`` table's rows, less their run id)."""
     cache: RunCache
