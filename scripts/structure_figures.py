@@ -6,8 +6,9 @@ Usage: ``python scripts/structure_figures.py [ROOT]`` (ROOT: a checkout, this on
 Prints, for ROOT:
 
 - the number of ``dict[str, Any]`` annotations under ``ROOT/src`` (parameters, returns, annotated
-  assignments and class fields; read with ``ast``, so comments and strings never count), and the
-  number of source lines holding the text, as a plain ``grep`` counts them;
+  assignments and class fields; read with ``ast``, so comments and strings never count), the
+  number of source lines holding the text, as a plain ``grep`` counts them, and the annotations
+  that use a module-level name for it (``StoredObject = dict[str, Any]``);
 - the 10 largest modules under ``ROOT/src`` by lines;
 - the tracked size of the repository (the bytes of the files ``git ls-files`` lists) and its
   largest tracked files;
@@ -66,6 +67,37 @@ def dict_str_any_count(src: Path) -> int:
     return count
 
 
+def dict_str_any_aliases(src: Path) -> dict[str, int]:
+    """Module-level names for ``dict[str, Any]`` (``StoredObject = dict[str, Any]``, and names
+    for those in turn), each with how many annotations under ``src`` use it: an alias hides
+    the same thing, so it counts the same."""
+    trees = [ast.parse(path.read_text(encoding="utf-8"), filename=str(path)) for path in sorted(src.rglob("*.py"))]
+    aliases: set[str] = set()
+    grew = True
+    while grew:  # names for names: RunResult = StoredObject
+        grew = False
+        for tree in trees:
+            for node in getattr(tree, "body", []):
+                target, value = None, None
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    target, value = node.targets[0].id, node.value
+                elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+                    target, value = node.target.id, node.value
+                named = isinstance(value, ast.Name) and value.id in aliases
+                if target and target not in aliases and (_is_dict_str_any(value) or named):
+                    aliases.add(target)
+                    grew = True
+    uses = dict.fromkeys(sorted(aliases), 0)
+    for tree in trees:
+        for annotation in _annotations(tree):
+            text = isinstance(annotation, ast.Constant) and isinstance(annotation.value, str)
+            parsed = ast.parse(annotation.value, mode="eval").body if text else annotation  # type: ignore[attr-defined]
+            for node in ast.walk(parsed):
+                if isinstance(node, ast.Name) and node.id in uses:
+                    uses[node.id] += 1
+    return uses
+
+
 def dict_str_any_lines(src: Path) -> int:
     """How many source lines under ``src`` hold the text ``dict[str, Any]`` (what ``grep -r | wc -l`` counts)."""
     return sum(
@@ -101,7 +133,10 @@ def figures(root: Path) -> list[str]:
     """The figures' lines for the checkout at ``root``."""
     src = root / "src"
     counted = f"{dict_str_any_count(src)} (lines holding the text: {dict_str_any_lines(src)})"
-    lines = [f"Structure of {root}", "", f"dict[str, Any] annotations under src/: {counted}", ""]
+    aliases = dict_str_any_aliases(src)
+    named = ", ".join(f"{name} {uses}" for name, uses in aliases.items()) or "none"
+    lines = [f"Structure of {root}", "", f"dict[str, Any] annotations under src/: {counted}",
+             f"  and annotations using a name for it: {sum(aliases.values())} ({named})", ""]
     lines.append(f"Largest modules (lines), top {TOP}:")
     lines += [f"  {count:5d}  {name}" for count, name in largest_modules(src)]
     tracked = tracked_files(root)

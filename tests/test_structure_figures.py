@@ -54,3 +54,21 @@ def test_the_figures_name_sizes_modules_and_cycles(tmp_path):
     assert f"Tracked: 4 files, {tracked:,} bytes ({tracked / 1_000_000:.2f} MB)" in lines
     assert "Import cycles: 1" in lines
     assert "  modules: oloproof (line 1) -> oloproof.b (line 2) -> oloproof" in lines
+
+
+def test_names_for_dict_str_any_are_counted_where_annotations_use_them(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "m.py").write_text(
+        "from typing import Any\n"
+        "Stored = dict[str, Any]\n"
+        "Result = Stored\n"
+        "Counts = dict[str, int]\n"
+        "def f(a: Stored, b: list[Result], c: Counts) -> Stored | None:\n"
+        "    x: Result = {}\n"
+        "    return a\n",
+        encoding="utf-8",
+    )
+    from structure_figures import dict_str_any_aliases
+
+    assert dict_str_any_aliases(src) == {"Result": 2, "Stored": 2}
