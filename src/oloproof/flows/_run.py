@@ -61,6 +61,7 @@ from oloproof.tasks import (
     prepare_environment,
     publish_report,
     record_executions,
+    release_workers,
     retrieve_passages,
     summarize_run,
     write_run,
@@ -293,6 +294,8 @@ def run_stages(env: RunEnvironment) -> RunReport:
         # threads before this flow returns, and a signal must not wait for them.
         env.close()
         raise
+    finally:
+        release_workers(env.run_id)
 
 
 class _FlowOptions(TypedDict):

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pydantic import JsonValue
 
 from oloproof._json import canonical_json, content_hash
-from oloproof._system._settings import SystemConfig
+from oloproof.config._settings import SystemConfig
 
 __all__ = [
     "SCHEMA_VERSION",
