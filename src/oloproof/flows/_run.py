@@ -299,6 +299,8 @@ def run_stages(env: RunEnvironment) -> RunReport:
 
 
 class _FlowOptions(TypedDict):
+    """The options of Prefect's ``flow`` decorator that both run flows share."""
+
     name: str
     validate_parameters: bool
     task_runner: TaskRunner[Any]
@@ -339,7 +341,7 @@ def _evaluate_run_name() -> str:
     return run_name(env)
 
 
-def settings_of(overrides: list[str] | None, index_version: str | None) -> dict[str, Any]:  # YAML values
+def settings_of(overrides: list[str] | None, index_version: str | None) -> dict[str, Any]:  # YAML values, dates too: not JSON
     """A deployment's ``overrides`` (``key=value`` text) and ``index_version`` as settings."""
     settings = parse_overrides(list(overrides or []))
     if index_version:
