@@ -830,8 +830,8 @@ def _invalidate_generations(
     prefect_dir = results / "prefect"
     deleted_batches, how = 0, "recomputed batch keys"
     try:
-        from oloproof.tasks._batch import plan_batches
-        from oloproof.tasks._identity import SCHEMA_VERSION, content_hash
+        from oloproof.stages._batch import plan_batches
+        from oloproof.stages._identity import SCHEMA_VERSION, content_hash
         from oloproof.tasks._policy import BATCH_FORMAT
 
         order = [json.loads(line)["id"] for line in (project / "cases.jsonl").open(encoding="utf-8")]

@@ -23,7 +23,7 @@ from oloproof.config._settings import (
     setting_paths,
     text_settings,
 )
-from oloproof.tasks._identity import assembly_key, execution_key, generation_key, retrieval_key
+from oloproof.stages._identity import assembly_key, execution_key, generation_key, retrieval_key
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support_rag"
 

@@ -31,10 +31,10 @@ from oloproof.flows._diagnose import (
     parent_settings,
 )
 from oloproof.records import RunManifest, RunRecords
+from oloproof.stages._identity import content_hash
 from oloproof.store import run_table
 from oloproof.tasks import RunRequest
 from oloproof.tasks._diagnose import ChildRun
-from oloproof.tasks._identity import content_hash
 
 SYSTEM = {"kind": "rag", "name": "support-rag", "version": "slice-b-example", "depth": 6, "top_k": 2,
           "token_budget": 40, "index_version": "kb-2026-09-16"}

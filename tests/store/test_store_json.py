@@ -9,9 +9,9 @@ import json
 import numpy as np
 import pytest
 
+import oloproof.stages._identity
 import oloproof.store
 import oloproof.store._schema
-import oloproof.tasks._identity
 from oloproof._exceptions import StoreError
 from oloproof._json import canonical_json
 
@@ -28,7 +28,7 @@ NATIVE = [
 def test_one_function_serves_the_store_and_the_identities():
     assert oloproof.store.canonical_json is canonical_json
     assert oloproof.store._schema.canonical_json is canonical_json
-    assert oloproof.tasks._identity.canonical_json is canonical_json
+    assert oloproof.stages._identity.canonical_json is canonical_json
 
 
 @pytest.mark.parametrize("value", NATIVE)
@@ -37,7 +37,7 @@ def test_native_values_serialise_exactly_as_before(value):
     before = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert canonical_json(value) == before
     digest = hashlib.sha256(before.encode("utf-8")).hexdigest()
-    assert oloproof.tasks._identity.content_hash(value) == digest
+    assert oloproof.stages._identity.content_hash(value) == digest
 
 
 def test_text_is_sorted_compact_and_keeps_non_ascii():
@@ -46,7 +46,7 @@ def test_text_is_sorted_compact_and_keeps_non_ascii():
 
 def test_known_digest_is_stable():
     assert (
-        oloproof.tasks._identity.content_hash({"a": 1})
+        oloproof.stages._identity.content_hash({"a": 1})
         == "015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862"
     )
 

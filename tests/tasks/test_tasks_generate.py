@@ -12,10 +12,10 @@ from oloproof._system._resolve import SystemHandle
 from oloproof.config._settings import SystemConfig
 from oloproof.dataset import Case
 from oloproof.records import AssemblyRecord
-from oloproof.tasks._batch import Batch
+from oloproof.stages._batch import Batch
+from oloproof.stages._identity import generation_key
 from oloproof.tasks._cached import CaseFailure, Outcome
 from oloproof.tasks._generate import generation_items
-from oloproof.tasks._identity import generation_key
 
 RAG = {"kind": "rag", "object": "app:Rag", "name": "rag", "version": "1", "depth": 2, "top_k": 2,
        "index_version": "i1"}  # fmt: skip

@@ -11,7 +11,7 @@ from providers_wire import GOOD, Script, chat, chat_json, serve
 
 from oloproof.evaluators import Verdict
 from oloproof.records import JudgmentBrief
-from oloproof.tasks._batch import Batch
+from oloproof.stages._batch import Batch
 from oloproof.tasks._cached import CaseFailure
 from oloproof.tasks._flights import JudgmentFlights, Shared
 from oloproof.tasks._judge import _identities, _Tally, _verdict_record, judge_cases, settle_judgments

@@ -15,7 +15,7 @@ from providers_wire import GOOD, Script, chat_json, serve
 
 from oloproof.records import JudgmentBrief
 from oloproof.report import judges_line
-from oloproof.tasks._batch import Batch
+from oloproof.stages._batch import Batch
 from oloproof.tasks._judge import judge_cases
 from oloproof.tasks._summarize import judge_usage
 

@@ -9,9 +9,9 @@ from oloproof.dataset import Case
 from oloproof.records import CaseRow, JudgmentRow, MetricRow, RetrievalRow
 from oloproof.report._facts import case_facts
 from oloproof.report._summary import summarize_metrics
+from oloproof.stages._assemble import assemble_context
 from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, ResultsStore
 from oloproof.tasks import CaseResult
-from oloproof.tasks._assemble import assemble_context
 from oloproof.tasks._persist import case_rows, metric_rows, retrieval_rows
 
 CASE = Case(

@@ -13,8 +13,8 @@ from oloproof._system._resolve import SystemHandle
 from oloproof.config._settings import SystemConfig
 from oloproof.dataset import Case
 from oloproof.records import RecordedRetrieval
-from oloproof.tasks._batch import Batch
-from oloproof.tasks._identity import content_hash, retrieval_key
+from oloproof.stages._batch import Batch
+from oloproof.stages._identity import content_hash, retrieval_key
 from oloproof.tasks._retrieve import retrieval_items
 
 CONFIG = {"kind": "rag", "object": "app:Rag", "name": "rag", "version": "1", "depth": 2, "top_k": 1,

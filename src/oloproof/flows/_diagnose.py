@@ -24,6 +24,7 @@ from oloproof.diagnosis import passed_cases, select_failures
 from oloproof.flows._events import delivering_events
 from oloproof.flows._run import PreparedRun
 from oloproof.records import RunManifest, RunRecords, StoredDiagnosis, StoredJudgment
+from oloproof.stages._identity import content_hash
 from oloproof.store import ResultsStore, run_table
 from oloproof.tasks import RunRequest, prepare_environment
 from oloproof.tasks._diagnose import (
@@ -34,7 +35,6 @@ from oloproof.tasks._diagnose import (
     load_parent_run,
     write_diagnosis,
 )
-from oloproof.tasks._identity import content_hash
 
 __all__ = ["INTERVENTIONS", "DiagnosisRequest", "PreparedDiagnosis", "diagnose", "parent_settings", "prepare_diagnosis"]
 

@@ -1,15 +1,9 @@
 """Prefect tasks: one per stage, each over a batch of cases with per-case caching."""
 
-from oloproof.tasks._assemble import assemble_context
-from oloproof.tasks._assemble_task import assemble_contexts
-from oloproof.tasks._batch import Batch, group_batches, plan_batches
-from oloproof.tasks._batch_part import BatchPart
-from oloproof.tasks._cached import Outcome
-from oloproof.tasks._environment import ProgressHook, RunEnvironment, RunRequest, prepare_environment, release_workers
-from oloproof.tasks._execution import CachedExecution, lookup_executions, record_executions
-from oloproof.tasks._flights import JudgmentFlights
-from oloproof.tasks._generate import generate_outputs
-from oloproof.tasks._identity import (
+from oloproof.stages._assemble import assemble_context
+from oloproof.stages._batch import Batch, group_batches, plan_batches
+from oloproof.stages._batch_part import BatchPart
+from oloproof.stages._identity import (
     SCHEMA_VERSION,
     assembly_key,
     content_hash,
@@ -18,6 +12,12 @@ from oloproof.tasks._identity import (
     judgment_key,
     retrieval_key,
 )
+from oloproof.tasks._assemble_task import assemble_contexts
+from oloproof.tasks._cached import Outcome
+from oloproof.tasks._environment import ProgressHook, RunEnvironment, RunRequest, prepare_environment, release_workers
+from oloproof.tasks._execution import CachedExecution, lookup_executions, record_executions
+from oloproof.tasks._flights import JudgmentFlights
+from oloproof.tasks._generate import generate_outputs
 from oloproof.tasks._judge import judge_cases
 from oloproof.tasks._parts import encode_batch
 from oloproof.tasks._persist import case_rows, publish_report, retrieval_rows, write_run

@@ -12,11 +12,11 @@ from typing_extensions import TypedDict
 from oloproof._exceptions import SystemContractError
 from oloproof._system._passage import Passage
 from oloproof.records import AssemblyRecord, Candidate, RetrievalRecord
-from oloproof.tasks._assemble import assemble_context
-from oloproof.tasks._batch import Batch
+from oloproof.stages._assemble import assemble_context
+from oloproof.stages._batch import Batch
+from oloproof.stages._identity import assembly_key
 from oloproof.tasks._cached import Outcome, WorkItem, passthrough, run_cached
 from oloproof.tasks._environment import RunEnvironment
-from oloproof.tasks._identity import assembly_key
 from oloproof.tasks._policy import stage_task_options
 
 __all__ = ["assemble_contexts", "assembly_items"]

@@ -8,8 +8,8 @@ from prefect.cache_policies import NO_CACHE
 from oloproof.comparison import Policy, compare_runs
 from oloproof.judging import gating_judges
 from oloproof.records import ComparisonRecord, ComparisonScope, DecisionRow, StoredRun
+from oloproof.stages._identity import content_hash
 from oloproof.store import DECISIONS, ResultsStore, comparison_decisions, comparison_manifest
-from oloproof.tasks._identity import content_hash
 from oloproof.tasks._retry import retry_io_only
 
 __all__ = [

@@ -13,6 +13,7 @@ from prefect.cache_policies import NO_CACHE
 from oloproof._exceptions import UsageError
 from oloproof.diagnosis import implicated_factor, label_case, passed_cases
 from oloproof.records import DiagnosisLabelRow, LabelledFailures, RunRecords, StoredDiagnosis, StoredJudgment
+from oloproof.stages._identity import content_hash
 from oloproof.store import (
     DIAGNOSIS_LABELS,
     ResultsStore,
@@ -21,7 +22,6 @@ from oloproof.store import (
     diagnosis_request,
     read_run_records,
 )
-from oloproof.tasks._identity import content_hash
 from oloproof.tasks._retry import retry_io_only
 
 __all__ = [

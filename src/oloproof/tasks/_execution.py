@@ -12,10 +12,10 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from oloproof.records import AssemblyRecord, ExecutionRecord, GenerationRecord, RetrievalRecord, StageRecord
-from oloproof.tasks._batch import Batch
+from oloproof.stages._batch import Batch
+from oloproof.stages._identity import execution_key
 from oloproof.tasks._cached import Outcome, is_hit
 from oloproof.tasks._environment import RunEnvironment
-from oloproof.tasks._identity import execution_key
 from oloproof.tasks._results import CaseResult
 from oloproof.tasks._retry import retry_io_only
 

@@ -16,10 +16,10 @@ from typing_extensions import TypedDict
 
 from oloproof._system._passage import Passage
 from oloproof.records import AssemblyRecord, GenerationRecord
-from oloproof.tasks._batch import Batch
+from oloproof.stages._batch import Batch
+from oloproof.stages._identity import generation_key
 from oloproof.tasks._cached import CaseFailure, Outcome, WorkItem, passthrough, run_cached
 from oloproof.tasks._environment import RunEnvironment
-from oloproof.tasks._identity import generation_key
 from oloproof.tasks._policy import stage_task_options
 
 __all__ = ["generate_outputs", "generation_items"]

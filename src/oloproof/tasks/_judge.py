@@ -24,11 +24,11 @@ from typing_extensions import TypedDict
 from oloproof._exceptions import SystemContractError
 from oloproof.evaluators import CaseView, Evaluator, Verdict
 from oloproof.records import JudgeRecord, JudgmentRow
-from oloproof.tasks._batch import Batch
+from oloproof.stages._batch import Batch
+from oloproof.stages._identity import judgment_key
 from oloproof.tasks._cached import CaseFailure, WorkItem, run_cached
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._flights import Shared, flown
-from oloproof.tasks._identity import judgment_key
 from oloproof.tasks._policy import stage_task_options
 from oloproof.tasks._results import CaseResult
 

@@ -17,9 +17,9 @@ from prefect.cache_policies import NO_CACHE
 
 from oloproof.records import CacheCount, CaseFacts, JudgmentBrief, JudgmentRow, StoredObject
 from oloproof.report._facts import case_facts
+from oloproof.stages._batch import Batch
+from oloproof.stages._batch_part import BatchPart
 from oloproof.store import CASES, JUDGMENTS, RETRIEVALS, encode_chunk
-from oloproof.tasks._batch import Batch
-from oloproof.tasks._batch_part import BatchPart
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._judge import settle_judgments
 from oloproof.tasks._persist import CHUNKED_TABLES, case_rows, retrieval_rows

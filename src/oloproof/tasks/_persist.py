@@ -14,8 +14,8 @@ from prefect.cache_policies import NO_CACHE
 
 from oloproof.dataset import Case
 from oloproof.records import CaseRow, ContextEntry, MetricRow, MetricSummary, RetrievalRow, RunManifest
+from oloproof.stages._batch_part import BatchPart
 from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, run_lease, run_manifest, run_table
-from oloproof.tasks._batch_part import BatchPart
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._results import CaseResult
 from oloproof.tasks._retry import retry_io_only

@@ -19,7 +19,7 @@ from prefect.cache_policies import CachePolicy
 from prefect.context import TaskRunContext
 from typing_extensions import TypedDict
 
-from oloproof.tasks._identity import SCHEMA_VERSION, content_hash
+from oloproof.stages._identity import SCHEMA_VERSION, content_hash
 
 __all__ = ["BATCH_FORMAT", "BatchIdentity", "IdentityFn", "Inputs", "StageTaskOptions", "stage_task_options"]
 

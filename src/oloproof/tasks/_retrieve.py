@@ -14,10 +14,10 @@ from typing_extensions import TypedDict
 from oloproof._exceptions import NotFoundError, SystemContractError
 from oloproof._system._passage import Retrieval
 from oloproof.records import Candidate, RetrievalRecord
-from oloproof.tasks._batch import Batch
+from oloproof.stages._batch import Batch
+from oloproof.stages._identity import content_hash, retrieval_key
 from oloproof.tasks._cached import Outcome, WorkItem, run_cached
 from oloproof.tasks._environment import RunEnvironment
-from oloproof.tasks._identity import content_hash, retrieval_key
 from oloproof.tasks._policy import stage_task_options
 from oloproof.tasks._replay import replay_retrieval
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from oloproof.config._settings import SystemConfig
-from oloproof.tasks._identity import (
+from oloproof.stages._identity import (
     SCHEMA_VERSION,
     _key,
     assembly_key,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oloproof.tasks._assemble import assemble_context
+from oloproof.stages._assemble import assemble_context
 
 
 def _candidates(n: int) -> list[dict]:

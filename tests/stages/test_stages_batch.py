@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from oloproof.tasks._batch import MAX_BATCH, PER_CASE_LIMIT, TARGET_BATCHES, Batch, group_batches, plan_batches
+from oloproof.stages._batch import MAX_BATCH, PER_CASE_LIMIT, TARGET_BATCHES, Batch, group_batches, plan_batches
 
 
 def ids(n: int) -> list[str]:
