@@ -15,10 +15,12 @@ breaker read those, so this provider needs no rules of its own.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import httpx2
 import openai
+from pydantic import JsonValue
 
 from oloproof.providers._calls import JudgeRequest
 from oloproof.providers._config import ProviderConfig
@@ -52,7 +54,7 @@ _MODE = "rest"
 _KEY_HEADER = "Ocp-Apim-Subscription-Key"
 
 
-def groundedness_request(body: dict[str, Any], api_version: str = DEFAULT_API_VERSION) -> JudgeRequest:
+def groundedness_request(body: Mapping[str, JsonValue], api_version: str = DEFAULT_API_VERSION) -> JudgeRequest:
     """The pool's request for one groundedness detection of ``body``."""
     return JudgeRequest(
         system="",
