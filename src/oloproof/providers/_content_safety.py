@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 import httpx2
 import openai
@@ -42,7 +41,7 @@ DEFAULT_API_VERSION = "2024-09-15-preview"
 GROUNDEDNESS = "text:detectGroundedness"
 """The groundedness detection operation, under ``<endpoint>/contentsafety/``."""
 
-GROUNDEDNESS_SCHEMA: dict[str, Any] = {
+GROUNDEDNESS_SCHEMA: dict[str, JsonValue] = {
     "type": "object",
     "properties": {"ungroundedDetected": {"type": "boolean"}},
     "required": ["ungroundedDetected"],
