@@ -8,6 +8,20 @@ JUDGE = {"type": "relevance", "version": "1", "options": {"model": "judge-model"
          "provider_type": "openai", "prompts": {"default": "ab" * 32}, "threshold": 3.0}
 
 
+def complete_manifest(run_id: str, **fields: Any) -> dict[str, Any]:
+    """A ``run.json`` as a run writes it, with ``fields`` in place of the defaults."""
+    no_cache = {"hit": 0, "miss": 0}
+    return {
+        "run_id": run_id, "kind": "run", "status": "complete", "config_hash": None,
+        "created_at": "2026-01-02T03:04:05+00:00", "finished_at": "2026-01-02T03:05:06+00:00",
+        "project": "project", "system": {"kind": "recorded"}, "system_name": "recorded", "system_version": "1",
+        "index_version": None, "dataset": "rows.jsonl", "dataset_sha256": "dataset-1", "case_count": 0,
+        "rows_named_by_line": 0, "evaluators": [], "slices": [], "min_slice_support": 1, "confidence": 0.95,
+        "cache": {name: no_cache for name in ("execution", "judgment", "retrieve", "generate")}, "judges": [],
+        "variant": {"context_source": "assembled"}, **fields,
+    }  # fmt: skip
+
+
 def judged_run(run_id: str, scores: list[int], *, criterion: str = "relevance", threshold: float | None = 3.0,
                judge_id: str = "judge-1", slices: dict[str, list[str]] | None = None) -> dict[str, Any]:
     """A run whose judge gave case ``c<i>`` the score ``scores[i]`` (1-5)."""
@@ -32,10 +46,8 @@ def judged_run(run_id: str, scores: list[int], *, criterion: str = "relevance", 
     cases = [{"run_id": run_id, "case_id": c, "status": "ok", "query": f"question {c}?",
               "input": {"question": f"question {c}?"}, "output": {"answer": f"answer {c}."},
               "metadata": m, "context": None} for c, m in zip(case_ids, metadata)]
-    manifest = {"run_id": run_id, "status": "complete", "dataset_sha256": "dataset-1", "case_count": len(scores),
-                "evaluators": evaluators, "slices": [f"metadata.{name}" for name in slices or {}],
-                "min_slice_support": 1, "confidence": 0.95, "system": {"kind": "recorded"},
-                "dataset": "rows.jsonl", "rows_named_by_line": 0}
+    manifest = complete_manifest(run_id, case_count=len(scores), evaluators=evaluators,
+                                 slices=[f"metadata.{name}" for name in slices or {}])
     return {"manifest": manifest, "cases": cases, "judgments": judgments}
 
 

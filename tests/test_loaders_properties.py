@@ -281,6 +281,7 @@ CASE_TEXT_FROM_NUMBERS = {"expected.relevant.0.doc_id", "expected.relevant.0.chu
                           "expected.gold_context.0.doc_id"}  # fmt: skip
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(st.lists(st.binary(max_size=40) | values.map(lambda v: render(v).encode()), min_size=1, max_size=4))
 def test_cases_files(tmp_path, lines):
@@ -398,6 +399,7 @@ set_values = (  # the text given, and the value it was written from
 )  # fmt: skip
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(st.sampled_from(SET_KEYS) | st.text(max_size=12), set_values)
 def test_set_overrides(tmp_path, key, written):
@@ -430,6 +432,7 @@ POLICY = {"confidence": 0.95,
           "judges": {"min_labels": 50, "min_kappa_low": 0.6, "confidence": 0.9}}  # fmt: skip
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(st.binary(max_size=200) | st.text(max_size=200).map(str.encode) | values.map(lambda v: render(v).encode()))
 def test_policy_files(tmp_path, raw):

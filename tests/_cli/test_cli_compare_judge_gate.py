@@ -42,10 +42,11 @@ def _write_run(store, run_id: str, grounded: float, correct: float) -> None:
         for c in case_ids
         for criterion, spec, value in (("grounded", JUDGE_HASH, grounded), ("answer_correct", "contains-1", correct))
     ], JUDGMENTS)
-    store.write_json(run_manifest(run_id), {
-        "run_id": run_id, "status": "complete", "dataset_sha256": "same-dataset", "case_count": CASES,
-        "evaluators": evaluators, "slices": [], "min_slice_support": 1,
-    })
+    from judged_runs import complete_manifest
+
+    store.write_json(run_manifest(run_id), complete_manifest(
+        run_id, dataset_sha256="same-dataset", case_count=CASES, evaluators=evaluators,
+    ))
 
 
 @pytest.fixture

@@ -390,11 +390,13 @@ def test_one_judgment_row_per_metric() -> None:
     from dataclasses import asdict
     from types import SimpleNamespace
 
+    from oloproof.records import JudgeRecord
     from oloproof.tasks._judge import _judged_rows
 
     evaluator = build(thresholds={"fidelity": 0.3})
     verdict = run(evaluator, recorded({GT: TRUTH, RD: RANKING}))
-    rows = _judged_rows(SimpleNamespace(run_id="r1"), evaluator, "c1", asdict(verdict), key="k", hit=False)
+    record = JudgeRecord.model_validate(asdict(verdict))
+    rows = _judged_rows(SimpleNamespace(run_id="r1"), evaluator, "c1", record, key="k", hit=False)
     by_metric = {row.criterion.removeprefix("document_retrieval."): row for row in rows}
     assert list(by_metric) == list(METRICS)
     assert (by_metric["fidelity"].threshold, by_metric["fidelity"].passed) == (0.3, True)

@@ -72,6 +72,7 @@ def _relevant_at(queries, level: float | None):
     return [(r, g) for r, g in queries if any(grade >= level for grade in g.values())]
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(QUERIES, st.integers(1, 18), st.sampled_from([None, 1.0, 2.0, 0.5, 2.5]))
 def test_binary_batches_equal_the_per_query_kernels(queries, k, level) -> None:
@@ -86,6 +87,7 @@ def test_binary_batches_equal_the_per_query_kernels(queries, k, level) -> None:
     assert np.array_equal(r_precision_batch(batch, relevance_level=level), expected)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(QUERIES, st.integers(1, 18), st.sampled_from(["linear", "exponential"]))
 def test_ndcg_batches_equal_the_per_query_kernel(queries, k, gain) -> None:
@@ -98,6 +100,7 @@ def test_ndcg_batches_equal_the_per_query_kernel(queries, k, gain) -> None:
     assert np.array_equal(ndcg_at_k_batch(batch, k, gain=gain), expected)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(QUERIES, st.integers(1, 18))
 def test_a_batch_cut_at_k_gives_the_same_values(queries, k) -> None:
@@ -109,6 +112,7 @@ def test_a_batch_cut_at_k_gives_the_same_values(queries, k) -> None:
     assert np.array_equal(ndcg_at_k_batch(cut, k), ndcg_at_k_batch(whole, k))
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(QUERIES)
 def test_units_and_stacked_arrays_give_the_same_batch(queries) -> None:

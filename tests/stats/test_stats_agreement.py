@@ -247,6 +247,7 @@ CELL_PARAMS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [50, 100])
 @pytest.mark.parametrize("name", CELL_PARAMS)
 def test_coverage(name: str, n: int) -> None:

@@ -9,6 +9,7 @@ difference (or 0.0 against -0.0) fails.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -57,6 +58,7 @@ def test_betting_interval_ignores_order(values: list[float], data: st.DataObject
     assert len(results) == 1
 
 
+@pytest.mark.slow
 @EXAMPLES
 @given(pairs=PAIRS, level=LEVEL, data=st.data())
 def test_paired_mean_interval_ignores_order(
@@ -71,6 +73,7 @@ def test_paired_mean_interval_ignores_order(
     assert len(dispatched) == 1
 
 
+@pytest.mark.slow
 @EXAMPLES
 @given(pairs=PASS_FAIL_PAIRS, level=LEVEL, data=st.data())
 def test_paired_pass_fail_interval_ignores_order(

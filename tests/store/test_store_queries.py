@@ -97,6 +97,7 @@ def test_a_query_reads_only_the_manifests_it_names(queries, tmp_path):
         queries.query("SELECT count(*) FROM all_runs")
 
 
+@pytest.mark.slow
 def test_many_manifests_fill_their_view(queries):
     for n in range(1203):  # more than one INSERT's worth of rows
         queries.objects.write_json(run_manifest(f"r{n:04d}"), {"status": "complete", "dataset": {"n": n}})
@@ -116,6 +117,7 @@ def test_a_query_lists_only_the_folders_its_views_read(queries, monkeypatch):
     assert sorted(listed) == ["comparisons", "diagnoses"]
 
 
+@pytest.mark.slow
 def test_a_statement_s_thread_is_gone_when_its_answer_is_back(queries):
     # A thread still inside DuckDB when the interpreter finalizes aborts the process
     # ("terminate called ... exception not rethrown"), after the output was printed.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from oloproof._system._settings import SystemConfig
+from oloproof.config._settings import SystemConfig
 from oloproof.dataset import Case
 from oloproof.store import ResultsStore
 

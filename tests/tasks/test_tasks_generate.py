@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from oloproof import Passage
 from oloproof._system._resolve import SystemHandle
-from oloproof._system._settings import SystemConfig
+from oloproof.config._settings import SystemConfig
 from oloproof.dataset import Case
 from oloproof.records import AssemblyRecord
 from oloproof.tasks._batch import Batch

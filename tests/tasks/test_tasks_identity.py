@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from oloproof._system._settings import SystemConfig
+from oloproof.config._settings import SystemConfig
 from oloproof.tasks._identity import (
     SCHEMA_VERSION,
     _key,

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from oloproof import Passage, Retrieval
 from oloproof._exceptions import NotFoundError, SystemContractError
 from oloproof._system._resolve import SystemHandle
-from oloproof._system._settings import SystemConfig
+from oloproof.config._settings import SystemConfig
 from oloproof.dataset import Case
 from oloproof.records import RecordedRetrieval
 from oloproof.tasks._batch import Batch

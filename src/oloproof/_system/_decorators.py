@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from oloproof._system._settings import NameAndVersion, RagParameters
+from oloproof.config._settings import NameAndVersion, RagParameters
 
 __all__ = ["DECLARATION_ATTRIBUTE", "SystemDeclaration", "rag_system", "system"]
 

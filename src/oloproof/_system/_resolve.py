@@ -17,9 +17,9 @@ from pydantic import BaseModel, JsonValue
 from oloproof._exceptions import ConfigError
 from oloproof._system._decorators import DECLARATION_ATTRIBUTE, SystemDeclaration
 from oloproof._system._parameters import check_takes_parameters, resolve_parameters
-from oloproof._system._settings import NameAndVersion, RagParameters, SystemConfig, is_required, setting_paths
 from oloproof.config._load import Project
 from oloproof.config._project import RagSettings
+from oloproof.config._settings import NameAndVersion, RagParameters, SystemConfig, is_required, setting_paths
 
 __all__ = [
     "SystemConfig",

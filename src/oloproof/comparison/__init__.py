@@ -1,6 +1,6 @@
 """Paired comparison of two runs and release gates."""
 
-from oloproof.comparison._decide import check_comparable, compare_runs, slice_values
+from oloproof.comparison._decide import check_comparable, compare_runs
 from oloproof.comparison._pairing import pair_metric, paired_line_values
 from oloproof.comparison._policy import Policy, Rule, load_policy
 from oloproof.comparison._render import EXIT_BLOCK, difference_text, render_comparison, render_decisions
@@ -17,5 +17,4 @@ __all__ = [
     "paired_line_values",
     "render_comparison",
     "render_decisions",
-    "slice_values",
 ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
 from pathlib import Path
 
 from oloproof import stats
@@ -20,9 +19,10 @@ from oloproof.records._comparisons import (
     Pairing,
     ProbeLine,
 )
-from oloproof.records._stored import StoredCase, StoredEvaluator, StoredManifest, StoredRun
+from oloproof.records._stored import StoredEvaluator, StoredManifest, StoredRun
+from oloproof.report import slice_values
 
-__all__ = ["check_comparable", "compare_runs", "policy_error", "slice_values"]
+__all__ = ["check_comparable", "compare_runs", "policy_error"]
 
 def _line(pairing: Pairing, values: PairedValues | None) -> MetricLine:
     """How a metric's cases were paired, as each line reports it, and its difference."""
@@ -76,27 +76,6 @@ def policy_error(message: str, path: str | None, location: tuple[str | int, ...]
         return ConfigError(message, field=field)
     _, lines = load_yaml_with_lines(read_config_text(path, "policy file"), path=path)
     return ConfigError(message, path=path, line=locate(lines, location), field=field)
-
-
-def slice_values(cases: Sequence[StoredCase], name: str) -> dict[str, str]:
-    """Each baseline case's value of slice ``name`` (cases without one are left out)."""
-    values = {}
-    for row in cases:
-        found: object
-        if name == "relevant_position":
-            found = row.get("relevant_position")
-            value = None if found is None else str(found).lower()
-        elif name == "context_truncated":
-            found = row.get("context_truncated")
-            value = None if found is None else str(found).lower()
-        else:
-            found = row.get("metadata") or {}
-            for part in name.removeprefix("metadata.").split("."):
-                found = found.get(part) if isinstance(found, dict) else None
-            value = None if found is None else str(found)
-        if value is not None:
-            values[row["case_id"]] = value
-    return values
 
 
 def _probes(candidate: StoredRun, baseline: StoredRun, criteria: list[str], confidence: float) -> list[ProbeLine]:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from oloproof._limits import MAX_NAME
-from oloproof._system._settings import ModelDump, NameAndVersion, RagParameters, omit_undeclared, text_settings
+from oloproof.config._settings import ModelDump, NameAndVersion, RagParameters, omit_undeclared, text_settings
 from oloproof.config._yaml import YamlMapping
 from oloproof.providers import ProviderConfig
 

@@ -19,7 +19,7 @@ from oloproof._exceptions import UsageError
 from oloproof._ids import new_run_id
 from oloproof._locate import locate_store
 from oloproof._system._resolve import import_callable
-from oloproof._system._settings import setting_paths
+from oloproof.config._settings import setting_paths
 from oloproof.diagnosis import passed_cases, select_failures
 from oloproof.flows._events import delivering_events
 from oloproof.flows._run import PreparedRun

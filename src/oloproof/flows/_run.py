@@ -53,6 +53,7 @@ from oloproof.tasks import (
     prepare_environment,
     publish_report,
     record_executions,
+    release_workers,
     retrieve_passages,
     summarize_run,
     write_run,
@@ -291,6 +292,8 @@ def run_stages(env: RunEnvironment) -> RunResult:
         # threads before this flow returns, and a signal must not wait for them.
         env.close()
         raise
+    finally:
+        release_workers(env.run_id)
 
 
 _RUN_FLOW: dict[str, Any] = {  # Prefect's flow options

@@ -25,7 +25,7 @@ from oloproof.judging._records import (
     SampleRecord,
     ValidationRecord,
 )
-from oloproof.judging._render import render_judge_estimates, render_validation, render_validations
+from oloproof.judging._render import render_validation, render_validations
 from oloproof.judging._sample import (
     case_texts,
     context_passages,
@@ -72,7 +72,6 @@ __all__ = [
     "labelling_rows",
     "load_labels",
     "read_validations",
-    "render_judge_estimates",
     "render_validation",
     "render_validations",
     "sample_frame",

@@ -1,13 +1,12 @@
-"""Plain-text rendering of validations and of the judge metrics corrected by labels."""
+"""Plain-text rendering of judge validations."""
 
 from __future__ import annotations
 
 from oloproof.judging._identity import judge_summary
 from oloproof.judging._labels import LabelSet
 from oloproof.judging._records import Estimate, ValidationRecord
-from oloproof.records import EstimateLine, JudgeEstimate
 
-__all__ = ["render_judge_estimates", "render_validation", "render_validations"]
+__all__ = ["render_validation", "render_validations"]
 
 _CHECK_NAMES = {"labels": "labelled cases", "kappa_low": "κ lower bound",
                 "weighted_kappa_low": "weighted κ lower bound", "confidence": "interval confidence"}
@@ -99,45 +98,3 @@ def render_validations(records: list[ValidationRecord]) -> list[str]:
             f"accuracy {_percent(record.accuracy.value)}  run {record.run_id}  {record.created_at}"
         )
     return lines
-
-
-def render_judge_estimates(estimates: list[JudgeEstimate]) -> list[str]:
-    """The report's rows of judge metrics beside their human-label correction."""
-    from oloproof.report import estimate_text, interval_text, render_table
-
-    if not estimates:
-        return []
-    confidence = round(estimates[0]["confidence"] * 100)
-    lines = [("Judge metrics with human labels (PPI++: the judge's mean corrected by its error on a uniform "
-              "labelled sample)")]
-    table: list[list[str]] = []
-    for entry in estimates:
-        criterion, labelled, judged = entry["criterion"], entry["labelled"], entry["judged"]
-        names = {"judge only": f"{criterion} (judge only)", "human only": f"{criterion} (humans only)",
-                 "ppi": f"{criterion} (PPI, {labelled:,} labels of {judged:,})"}
-        for row in entry["rows"]:
-            if row["basis"] == "ppi":
-                basis = f"λ = {entry['lam']:.2f}" if entry["fallback"] is None else _fallback_text(entry)
-            else:
-                basis = {"judge only": f"{judged:,} judged", "human only": f"{labelled:,} labelled"}[row["basis"]]
-            shown: EstimateLine = {**row, "kind": entry["kind"], "confidence": entry["confidence"]}
-            table.append([names[row["basis"]], estimate_text(shown), interval_text(shown), basis])
-    lines += render_table(["Metric", "Estimate", f"{confidence}% interval", "Basis"], table)
-    return lines
-
-
-def _fallback_text(entry: JudgeEstimate) -> str:
-    """Why the PPI row is the human-only interval, with the counts that decided it."""
-    need = entry.get("min_disagreements")
-    reasons = {
-        "too_few_disagreements": f"{entry.get('disagreements')} judge-human disagreements, PPI++ needs {need}",
-        "too_few_human_failures": f"{entry.get('human_failures')} failures labelled, PPI++ needs {need}",
-        "too_few_human_passes": f"{entry.get('human_passes')} passes labelled, PPI++ needs {need}",
-        "too_few_labels": f"{entry['labelled']} labels, PPI++ needs {entry.get('min_labels')} for scores",
-        "no_unlabelled": "every judged case is labelled",
-        "judge_constant": "the judge gave one value throughout",
-        "human_constant": "people gave one label throughout",
-        "zero_standard_error": "no variance left to estimate",
-    }
-    fallback = entry["fallback"]
-    return "humans only: " + reasons.get(str(fallback), str(fallback).replace("_", " "))

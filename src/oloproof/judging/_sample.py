@@ -23,6 +23,7 @@ from oloproof.records import (
     StoredRetrieval,
     StoredRun,
 )
+from oloproof.report import slice_values
 
 __all__ = [
     "case_texts",
@@ -102,8 +103,6 @@ def draw_sample(run: StoredRun, criterion: str, size: int, *, seed: int = 0,
         if stratify not in manifest.get("slices", []):
             raise UsageError(f"run {manifest['run_id']} has no slice {stratify!r} (its slices: "
                              f"{', '.join(manifest.get('slices', [])) or 'none'})")  # fmt: skip
-        from oloproof.comparison import slice_values  # here: comparison's policy imports this package
-
         values = slice_values(run["cases"], stratify)
         groups: dict[str, list[str]] = defaultdict(list)
         for case_id in frame:

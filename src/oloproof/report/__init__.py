@@ -2,7 +2,7 @@
 
 from oloproof.report._cases import render_run_cases
 from oloproof.report._catalogue import catalogue_results
-from oloproof.report._facts import best_relevant_position, case_facts, slice_value
+from oloproof.report._facts import best_relevant_position, case_facts, slice_value, slice_values
 from oloproof.report._judge_errors import ProviderErrors, judge_error_lines, provider_errors
 from oloproof.report._render import (
     basis_text,
@@ -11,6 +11,7 @@ from oloproof.report._render import (
     interval_text,
     judges_line,
     missing_text,
+    render_judge_estimates,
     render_run,
     render_slices,
     render_table,
@@ -30,11 +31,13 @@ __all__ = [
     "judges_line",
     "missing_text",
     "provider_errors",
+    "render_judge_estimates",
     "render_run",
     "render_run_cases",
     "render_slices",
     "render_table",
     "slice_value",
+    "slice_values",
     "summarize_criterion",
     "summarize_metrics",
 ]

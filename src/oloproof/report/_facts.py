@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from pydantic import JsonValue
 
 from oloproof.dataset import Case
-from oloproof.records import CaseFacts
+from oloproof.records import CaseFacts, StoredCase
 
-__all__ = ["best_relevant_position", "case_facts", "slice_value"]
+__all__ = ["best_relevant_position", "case_facts", "slice_value", "slice_values"]
 
 
 def best_relevant_position(case: Case, candidates: Sequence[Mapping[str, JsonValue]] | None) -> int | None:
@@ -70,3 +70,24 @@ def slice_value(name: str, case: Case, facts: CaseFacts) -> str | None:
             return None
         current = current[part]
     return None if current is None else str(current)
+
+
+def slice_values(cases: Sequence[StoredCase], name: str) -> dict[str, str]:
+    """Each baseline case's value of slice ``name`` (cases without one are left out)."""
+    values = {}
+    for row in cases:
+        found: object
+        if name == "relevant_position":
+            found = row.get("relevant_position")
+            value = None if found is None else str(found).lower()
+        elif name == "context_truncated":
+            found = row.get("context_truncated")
+            value = None if found is None else str(found).lower()
+        else:
+            found = row.get("metadata") or {}
+            for part in name.removeprefix("metadata.").split("."):
+                found = found.get(part) if isinstance(found, dict) else None
+            value = None if found is None else str(found)
+        if value is not None:
+            values[row["case_id"]] = value
+    return values

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from oloproof import stats
-from oloproof.records import EstimateLine, JudgeUsage, MetricLine, MetricSummary, RunReport
+from oloproof.records import EstimateLine, JudgeEstimate, JudgeUsage, MetricLine, MetricSummary, RunReport
 from oloproof.report._judge_errors import Judges, judge_error_lines, judge_usages
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "interval_text",
     "judges_line",
     "missing_text",
+    "render_judge_estimates",
     "render_run",
     "render_slices",
     "render_table",
@@ -191,8 +192,46 @@ def _render_run(report: RunReport) -> list[str]:
     lines += judges_line(report.get("judges") or [])
     lines += judge_error_lines(report.get("judges") or [])
     if report.get("judge_estimates"):
-        from oloproof.judging import render_judge_estimates
-
         lines += render_judge_estimates(report["judge_estimates"])
     lines += render_slices(report["metrics"], report["min_slice_support"])
     return lines
+
+
+def render_judge_estimates(estimates: list[JudgeEstimate]) -> list[str]:
+    """The report's rows of judge metrics beside their human-label correction."""
+    if not estimates:
+        return []
+    confidence = round(estimates[0]["confidence"] * 100)
+    lines = [("Judge metrics with human labels (PPI++: the judge's mean corrected by its error on a uniform "
+              "labelled sample)")]
+    table: list[list[str]] = []
+    for entry in estimates:
+        criterion, labelled, judged = entry["criterion"], entry["labelled"], entry["judged"]
+        names = {"judge only": f"{criterion} (judge only)", "human only": f"{criterion} (humans only)",
+                 "ppi": f"{criterion} (PPI, {labelled:,} labels of {judged:,})"}
+        for row in entry["rows"]:
+            if row["basis"] == "ppi":
+                basis = f"λ = {entry['lam']:.2f}" if entry["fallback"] is None else _fallback_text(entry)
+            else:
+                basis = {"judge only": f"{judged:,} judged", "human only": f"{labelled:,} labelled"}[row["basis"]]
+            shown: EstimateLine = {**row, "kind": entry["kind"], "confidence": entry["confidence"]}
+            table.append([names[row["basis"]], estimate_text(shown), interval_text(shown), basis])
+    lines += render_table(["Metric", "Estimate", f"{confidence}% interval", "Basis"], table)
+    return lines
+
+
+def _fallback_text(entry: JudgeEstimate) -> str:
+    """Why the PPI row is the human-only interval, with the counts that decided it."""
+    need = entry.get("min_disagreements")
+    reasons = {
+        "too_few_disagreements": f"{entry.get('disagreements')} judge-human disagreements, PPI++ needs {need}",
+        "too_few_human_failures": f"{entry.get('human_failures')} failures labelled, PPI++ needs {need}",
+        "too_few_human_passes": f"{entry.get('human_passes')} passes labelled, PPI++ needs {need}",
+        "too_few_labels": f"{entry['labelled']} labels, PPI++ needs {entry.get('min_labels')} for scores",
+        "no_unlabelled": "every judged case is labelled",
+        "judge_constant": "the judge gave one value throughout",
+        "human_constant": "people gave one label throughout",
+        "zero_standard_error": "no variance left to estimate",
+    }
+    fallback = entry["fallback"]
+    return "humans only: " + reasons.get(str(fallback), str(fallback).replace("_", " "))

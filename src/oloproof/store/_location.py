@@ -19,8 +19,8 @@ from fsspec.core import split_protocol, url_to_fs
 from fsspec.implementations.local import LocalFileSystem
 
 from oloproof._exceptions import ConfigError, StoreError
-from oloproof.store import _layout
 from oloproof.store._errors import endpoint_of, guard, one_line
+from oloproof.store._layout import validate_relpath
 
 __all__ = ["StoreLocation"]
 
@@ -154,7 +154,7 @@ class StoreLocation:
         Raises:
             StoreError: The path is not a valid relative path.
         """
-        relpath = _layout.validate_relpath(relpath)
+        relpath = validate_relpath(relpath)
         if self.is_local:
             return os.path.join(self.root, *relpath.split("/"))
         return f"{self.root.rstrip('/')}/{relpath}"
@@ -163,7 +163,7 @@ class StoreLocation:
         """The URL of a path relative to the store root (the root itself for ``""``)."""
         if not relpath:
             return self.url
-        return f"{self.url.rstrip('/')}/{_layout.validate_relpath(relpath)}"
+        return f"{self.url.rstrip('/')}/{validate_relpath(relpath)}"
 
     def guard(
         self, action: str, relpath: str = "", *, missing_is_lookup: bool = True

@@ -17,8 +17,8 @@ from typing import Any
 
 from oloproof._exceptions import StoreError
 from oloproof._json import canonical_json
-from oloproof.store import _layout
 from oloproof.store._errors import one_line, translate
+from oloproof.store._layout import validate_relpath
 from oloproof.store._location import StoreLocation
 
 __all__ = ["ObjectStore", "parse_json"]
@@ -83,7 +83,7 @@ class ObjectStore:
             StoreError: An object exists but cannot be read, or the store is unreachable.
         """
         where = self.location
-        wanted = {where.full_path(rel): _layout.validate_relpath(rel) for rel in relpaths}
+        wanted = {where.full_path(rel): validate_relpath(rel) for rel in relpaths}
         if not wanted:
             return {}
         if where.is_local:
@@ -139,7 +139,7 @@ class ObjectStore:
             StoreError: The store cannot be listed (e.g. the bucket does not exist).
         """
         where = self.location
-        prefix = _layout.validate_relpath(prefix) if prefix.strip("/") else ""
+        prefix = validate_relpath(prefix) if prefix.strip("/") else ""
         base = where.full_path(prefix) if prefix else where.root
         with where.guard("list", prefix, missing_is_lookup=False):
             found = _walk_local(where.root, base) if where.is_local else _find(where, base)
@@ -163,7 +163,7 @@ class ObjectStore:
             StoreError: The store refused.
         """
         where = self.location
-        full = where.full_path(_layout.validate_relpath(relpath))
+        full = where.full_path(validate_relpath(relpath))
         with where.guard("remove", relpath, missing_is_lookup=False):
             if where.is_local:
                 shutil.rmtree(full, ignore_errors=False)

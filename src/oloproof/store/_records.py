@@ -1,7 +1,7 @@
 """The stage-record cache: one JSON object per stage and identity key.
 
 Records live at ``cache/<stage>/<kk>/<key>.json`` (see
-:func:`oloproof.store._layout.cache_path`). A record is only ever a cache: it
+:func:`oloproof.store.cache_path`). A record is only ever a cache: it
 can be recomputed, so it is written atomically but not flushed to disk.
 """
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from oloproof._exceptions import StoreError
 from oloproof.records import StoredObject
-from oloproof.store import _layout
+from oloproof.store._layout import cache_path
 from oloproof.store._objects import ObjectStore, parse_json
 
 __all__ = ["RecordCache"]
@@ -52,7 +52,7 @@ class RecordCache:
         Raises:
             StoreError: A record exists but cannot be read or is not an object.
         """
-        paths = {_layout.cache_path(stage, key): key for key in keys}
+        paths = {cache_path(stage, key): key for key in keys}
         found = self.objects.read_many(list(paths))
         url_for = self.objects.location.url_for
         return {paths[rel]: _record(data, url_for(rel)) for rel, data in found.items()}
@@ -63,7 +63,7 @@ class RecordCache:
         Raises:
             StoreError: The record is not a JSON object or cannot be written.
         """
-        relpath = _layout.cache_path(stage, key)
+        relpath = cache_path(stage, key)
         if not isinstance(record, dict):
             raise StoreError(
                 f"a stage record must be a dict, got {type(record).__name__}",

@@ -28,12 +28,25 @@ import duckdb
 from oloproof._exceptions import StoreError
 from oloproof._json import canonical_json
 from oloproof.records import StoredObject, stored_run_kind
-from oloproof.store import _layout, _schema
 from oloproof.store._duckdb import new_connection, sql_string
 from oloproof.store._errors import one_line
 from oloproof.store._inside import list_entries, read_inside
+from oloproof.store._layout import (
+    COMPARISON_DECISIONS,
+    COMPARISON_MANIFEST,
+    COMPARISONS_DIR,
+    DIAGNOSES_DIR,
+    DIAGNOSIS_MANIFEST,
+    RUN_MANIFEST,
+    RUNS_DIR,
+    entry_file,
+    run_table_file,
+    split_entry_file,
+)
+from oloproof.store._layout import DIAGNOSIS_LABELS as DIAGNOSIS_LABELS_FILE
 from oloproof.store._location import StoreLocation
 from oloproof.store._objects import ObjectStore, parse_json
+from oloproof.store._schema import CASES, DECISIONS, DIAGNOSIS_LABELS, JUDGMENTS, METRICS, RETRIEVALS, TableSchema
 
 __all__ = ["VIEW_NAMES", "build_connection", "confine", "views_named_in"]
 
@@ -73,10 +86,10 @@ _COMPARISON_COLUMNS: tuple[_ManifestColumn, ...] = (
 
 # (container dir, manifest file, id column, manifest view, manifest columns)
 _MANIFESTS = (
-    (_layout.RUNS_DIR, _layout.RUN_MANIFEST, "run_id", "all_runs", _RUN_COLUMNS),
-    (_layout.DIAGNOSES_DIR, _layout.DIAGNOSIS_MANIFEST, "diagnosis_id", "diagnoses",
+    (RUNS_DIR, RUN_MANIFEST, "run_id", "all_runs", _RUN_COLUMNS),
+    (DIAGNOSES_DIR, DIAGNOSIS_MANIFEST, "diagnosis_id", "diagnoses",
      _DIAGNOSIS_COLUMNS),
-    (_layout.COMPARISONS_DIR, _layout.COMPARISON_MANIFEST, "comparison_id", "comparisons",
+    (COMPARISONS_DIR, COMPARISON_MANIFEST, "comparison_id", "comparisons",
      _COMPARISON_COLUMNS),
 )  # fmt: skip
 
@@ -85,11 +98,11 @@ _ROWS_PER_INSERT = 500
 # (container dir, file name, schema)
 _TABLE_FILES = (
     *(
-        (_layout.RUNS_DIR, _layout.run_table_file(schema.name), schema)
-        for schema in (_schema.CASES, _schema.RETRIEVALS, _schema.JUDGMENTS, _schema.METRICS)
+        (RUNS_DIR, run_table_file(schema.name), schema)
+        for schema in (CASES, RETRIEVALS, JUDGMENTS, METRICS)
     ),
-    (_layout.DIAGNOSES_DIR, _layout.DIAGNOSIS_LABELS, _schema.DIAGNOSIS_LABELS),
-    (_layout.COMPARISONS_DIR, _layout.COMPARISON_DECISIONS, _schema.DECISIONS),
+    (DIAGNOSES_DIR, DIAGNOSIS_LABELS_FILE, DIAGNOSIS_LABELS),
+    (COMPARISONS_DIR, COMPARISON_DECISIONS, DECISIONS),
 )
 
 
@@ -193,7 +206,7 @@ def build_connection(
             complete[container] = set(ids)
             if view not in wanted:
                 continue
-            paths = [_layout.entry_file(container, name, manifest) for name in ids]
+            paths = [entry_file(container, name, manifest) for name in ids]
             contents = read_inside(where, paths) if where.is_local else objects.read_many(paths)
             rows = []
             for name, path in zip(ids, paths, strict=True):
@@ -201,14 +214,14 @@ def build_connection(
                     complete[container].discard(name)
                     continue
                 # Content-addressed ids read as they are printed: sha256:<hex>.
-                shown = name if container == _layout.RUNS_DIR else f"sha256:{name}"
+                shown = name if container == RUNS_DIR else f"sha256:{name}"
                 rows.append(_manifest_row(shown, contents[path], columns, where.url_for(path)))
             _create_manifest_view(con, view, id_column, columns, rows)
         for container, filename, schema in _TABLE_FILES:
             if schema.name not in wanted:
                 continue
             files = [
-                _duckdb_path(where, _layout.entry_file(container, name, filename))
+                _duckdb_path(where, entry_file(container, name, filename))
                 for name in sorted(complete[container])
                 if filename in listings[container].get(name, ())
             ]
@@ -247,7 +260,7 @@ def _children(objects: ObjectStore, container: str) -> dict[str, set[str]]:
         return list_entries(objects.location, container)
     out: dict[str, set[str]] = {}
     for relpath in objects.list_paths(container):
-        entry = _layout.split_entry_file(relpath)
+        entry = split_entry_file(relpath)
         if entry is not None:
             _, name, filename = entry
             out.setdefault(name, set()).add(filename)
@@ -307,7 +320,7 @@ def _create_manifest_view(
 
 
 def _create_table_view(
-    con: duckdb.DuckDBPyConnection, schema: _schema.TableSchema, files: list[str]
+    con: duckdb.DuckDBPyConnection, schema: TableSchema, files: list[str]
 ) -> None:
     cast: Callable[[str, str], str]
     if files:

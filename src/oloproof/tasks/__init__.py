@@ -3,8 +3,9 @@
 from oloproof.tasks._assemble import assemble_context
 from oloproof.tasks._assemble_task import assemble_contexts
 from oloproof.tasks._batch import Batch, group_batches, plan_batches
+from oloproof.tasks._batch_part import BatchPart
 from oloproof.tasks._cached import Outcome
-from oloproof.tasks._environment import ProgressHook, RunEnvironment, RunRequest, prepare_environment
+from oloproof.tasks._environment import ProgressHook, RunEnvironment, RunRequest, prepare_environment, release_workers
 from oloproof.tasks._execution import CachedExecution, lookup_executions, record_executions
 from oloproof.tasks._flights import JudgmentFlights
 from oloproof.tasks._generate import generate_outputs
@@ -18,7 +19,7 @@ from oloproof.tasks._identity import (
     retrieval_key,
 )
 from oloproof.tasks._judge import judge_cases
-from oloproof.tasks._parts import BatchPart, encode_batch
+from oloproof.tasks._parts import encode_batch
 from oloproof.tasks._persist import case_rows, publish_report, retrieval_rows, write_run
 from oloproof.tasks._policy import BatchIdentity
 from oloproof.tasks._results import CaseResult
@@ -56,6 +57,7 @@ __all__ = [
     "prepare_environment",
     "publish_report",
     "record_executions",
+    "release_workers",
     "retrieval_key",
     "retrieval_rows",
     "retrieve_passages",

@@ -5,11 +5,13 @@ diagnosis) and `prepare_environment` turns it into a `RunEnvironment`: the
 project, the system instance, the cases, the store and the call executor.
 Tasks receive the environment as an argument. It pickles as its request, so a
 Dask worker prepares its own from the project folder instead of unpickling
-user objects (once per worker process and request).
+user objects (once per worker process and request), and closes it and forgets it
+when the flow run ends (`release_workers`): a long-lived cluster runs many flows.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Callable
@@ -33,7 +35,15 @@ from oloproof.tasks._flights import JudgmentFlights
 from oloproof.tasks._inputs import build_project_evaluators, check_inputs
 from oloproof.tasks._replay import load_recorded_retrievals
 
-__all__ = ["ProgressHook", "RunEnvironment", "RunRequest", "prepare_environment"]
+__all__ = [
+    "ProgressHook",
+    "RunEnvironment",
+    "RunRequest",
+    "prepare_environment",
+    "release_worker_environments",
+    "release_workers",
+    "worker_environment_count",
+]
 
 ProgressHook = Callable[[str, int], None]
 """Told ``(stage, count)`` whenever user calls complete."""
@@ -230,3 +240,40 @@ def _prepared_in_worker(request: RunRequest) -> RunEnvironment:
         if env is None:
             env = _WORKER_ENVIRONMENTS[key] = prepare_environment(request)
         return env
+
+
+def worker_environment_count() -> int:
+    """How many environments this process prepared for tasks and still holds."""
+    with _WORKER_LOCK:
+        return len(_WORKER_ENVIRONMENTS)
+
+
+def release_worker_environments(run_id: str) -> int:
+    """Close and forget the environments this process prepared for run ``run_id``; returns how many."""
+    with _WORKER_LOCK:
+        keys = [key for key, env in _WORKER_ENVIRONMENTS.items() if env.run_id == run_id]
+        released = [_WORKER_ENVIRONMENTS.pop(key) for key in keys]
+    for env in released:
+        env.close()
+    return len(released)
+
+
+def release_workers(run_id: str) -> None:
+    """At the end of a flow run: every process its tasks ran in forgets the run's environment.
+
+    Called inside the flow run, while its task runner still holds its workers; a Dask runner's
+    workers are each told (those that never saw the run hold nothing). A failure to reach one is
+    logged, never the run's error: its results are already written.
+    """
+    from prefect.context import FlowRunContext
+
+    release_worker_environments(run_id)
+    context = FlowRunContext.get()
+    # Only a Dask runner has a client; it exists once the runner has started a task.
+    client = getattr(context.task_runner, "_client", None) if context is not None else None
+    if client is None:
+        return
+    try:
+        client.run(release_worker_environments, run_id, on_error="ignore")
+    except Exception as exc:  # noqa: BLE001 - a lost worker holds nothing any more
+        logging.getLogger(__name__).warning("could not release run %s on its Dask workers: %s", run_id, exc)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from oloproof._json import canonical_json, content_hash
-from oloproof._system._settings import SystemConfig
+from oloproof.config._settings import SystemConfig
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -10,7 +10,6 @@ chunks; the run's tables are written from the chunks at the end.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import cast
 
 from prefect import task
@@ -20,28 +19,13 @@ from oloproof.records import CacheCount, CaseFacts, JudgmentBrief, JudgmentRow, 
 from oloproof.report._facts import case_facts
 from oloproof.store import CASES, JUDGMENTS, RETRIEVALS, encode_chunk
 from oloproof.tasks._batch import Batch
+from oloproof.tasks._batch_part import BatchPart
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._judge import settle_judgments
 from oloproof.tasks._persist import CHUNKED_TABLES, case_rows, retrieval_rows
 from oloproof.tasks._results import CaseResult
 
-__all__ = ["BatchPart", "encode_batch"]
-
-# What `oloproof.report.case_facts` finds of a case, as it returns it.
-@dataclass(frozen=True, slots=True)
-class BatchPart:
-    """One batch's rows, encoded, and what the run's summary needs of them."""
-
-    index: int
-    """The batch's position in the run."""
-    facts: dict[str, CaseFacts]
-    """Per case id: ``best_relevant_position``, ``relevant_position``, ``context_truncated``."""
-    judgments: list[JudgmentBrief]
-    """What the summary reads of the batch's judgment rows (settled as this run's)."""
-    counts: dict[str, CacheCount]
-    """Hits and misses of the execution, retrieve and generate caches, by cache."""
-    chunks: dict[str, bytes]
-    """Per table name in ``CHUNKED_TABLES``: the rows as one :func:`encode_chunk` chunk."""
+__all__ = ["encode_batch"]
 
 
 def _facts(env: RunEnvironment, result: CaseResult, top_k: int | None) -> CaseFacts:

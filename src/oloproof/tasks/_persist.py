@@ -7,7 +7,7 @@ while writing never looks complete to a reader.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
@@ -15,12 +15,10 @@ from prefect.cache_policies import NO_CACHE
 from oloproof.dataset import Case
 from oloproof.records import CaseRow, ContextEntry, MetricRow, MetricSummary, RetrievalRow, RunManifest
 from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, run_lease, run_manifest, run_table
+from oloproof.tasks._batch_part import BatchPart
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._results import CaseResult
 from oloproof.tasks._retry import retry_io_only
-
-if TYPE_CHECKING:  # the parts module builds its rows with this one's functions
-    from oloproof.tasks._parts import BatchPart
 
 __all__ = ["CHUNKED_TABLES", "case_rows", "metric_rows", "publish_report", "retrieval_rows", "write_run"]
 

@@ -11,8 +11,8 @@ from oloproof.providers import error_kind
 from oloproof.records import CacheCount, JudgeUsage, JudgmentBrief, MetricSummary, RunCache
 from oloproof.report._facts import slice_value
 from oloproof.report._summary import summarize_metrics
+from oloproof.tasks._batch_part import BatchPart
 from oloproof.tasks._environment import RunEnvironment
-from oloproof.tasks._parts import BatchPart
 
 __all__ = ["RunSummary", "cache_counts", "judge_usage", "summarize_run"]
 

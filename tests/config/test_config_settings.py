@@ -14,7 +14,8 @@ import pytest
 from oloproof import rag_system, system
 from oloproof._system._decorators import SystemDeclaration
 from oloproof._system._resolve import SystemConfig, resolve_system
-from oloproof._system._settings import (
+from oloproof.config import RagSettings, SystemSettings, load_project
+from oloproof.config._settings import (
     PARAMETER_BLOCKS,
     NameAndVersion,
     RagParameters,
@@ -22,7 +23,6 @@ from oloproof._system._settings import (
     setting_paths,
     text_settings,
 )
-from oloproof.config import RagSettings, SystemSettings, load_project
 from oloproof.tasks._identity import assembly_key, execution_key, generation_key, retrieval_key
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support_rag"
