@@ -30,21 +30,34 @@ from oloproof.flows._diagnose import (
     diagnosis_request,
     parent_settings,
 )
+from oloproof.records import RunManifest, RunRecords
 from oloproof.store import run_table
 from oloproof.tasks import RunRequest
+from oloproof.tasks._diagnose import ChildRun
 from oloproof.tasks._identity import content_hash
 
 SYSTEM = {"kind": "rag", "name": "support-rag", "version": "slice-b-example", "depth": 6, "top_k": 2,
           "token_budget": 40, "index_version": "kb-2026-09-16"}
 
 
+def _stored_manifest(project="/projects/support_rag", **system):
+    return {
+        "run_id": "run_PARENT", "kind": "run", "status": "complete", "created_at": "2026-05-01T12:00:00+00:00",
+        "finished_at": "2026-05-01T12:01:00+00:00", "project": str(project), "system": {**SYSTEM, **system},
+        "system_name": "support-rag", "system_version": "slice-b-example",
+        "dataset": "/projects/support_rag/cases.jsonl", "dataset_sha256": "0" * 64, "case_count": 0,
+        "evaluators": [], "slices": [], "min_slice_support": 5, "confidence": 0.95,
+        "cache": {name: {"hit": 0, "miss": 0} for name in ("execution", "judgment", "retrieve", "generate")},
+        "variant": {"context_source": "assembled"},
+    }  # fmt: skip
+
+
 def _manifest(project="/projects/support_rag", **system):
-    return {"run_id": "run_PARENT", "project": str(project), "dataset": "/projects/support_rag/cases.jsonl",
-            "system": {**SYSTEM, **system}}
+    return RunManifest.model_validate(_stored_manifest(project, **system))
 
 
 def _parent(project="/projects/support_rag", **system):
-    return {"manifest": _manifest(project, **system), "judgments": [], "cases": []}
+    return RunRecords.of(_stored_manifest(project, **system), [], [])
 
 
 class _Store:
@@ -348,7 +361,7 @@ def test_a_child_run_reruns_the_parent_cases_bypassing_the_generation_cache(chil
     assert child_runs.options == [{"flow_run_name": "diagnose gold context · 2 cases"}]
     assert child_runs.closed == [run_request.run_id]
     assert store.read == [run_table(run_request.run_id, "judgments")]
-    assert child == {"run_id": run_request.run_id, "status": "complete", "judgments": []}
+    assert child == ChildRun(run_id=run_request.run_id, judgments=[])
 
 
 def test_a_child_run_setting_overrides_the_parent_one(child_runs):
@@ -399,7 +412,7 @@ def children(monkeypatch):
     def child(prepared, cases, role, **variant):
         seen.calls.append({"cases": cases, "role": role, **variant})
         key = "replay control" if role == "replay control" else "intervention"
-        return {"run_id": f"run_{key.replace(' ', '_').upper()}", "judgments": seen.judgments[key]}
+        return ChildRun(run_id=f"run_{key.replace(' ', '_').upper()}", judgments=seen.judgments[key])
 
     monkeypatch.setattr(_diagnose, "_child", child)
     return seen

@@ -12,7 +12,7 @@ from oloproof._cli._signals import interruption, stop_on_signals
 from oloproof._exceptions import RunStoppedError
 
 if TYPE_CHECKING:
-    from oloproof.flows._run import RunResult
+    from oloproof.records import RunReport
     from oloproof.tasks import RunEnvironment
 
 __all__ = ["run_command"]
@@ -62,7 +62,7 @@ def _flow_options(env: RunEnvironment) -> dict[str, object]:
     return {"task_runner": task_runner_for(env.project.config.task_runner)}
 
 
-def _evaluate(env: RunEnvironment, options: dict[str, object]) -> RunResult:
+def _evaluate(env: RunEnvironment, options: dict[str, object]) -> RunReport:
     from oloproof.flows import PreparedRun
 
     stages = {"rag": ["execute", "retrieve", "generate", "judge"], "plain": ["execute", "generate", "judge"],

@@ -1,7 +1,7 @@
 """The diagnose flow: re-execute a run's failures under an intervention beside a control.
 
-A diagnosis reads its parent run as stored (``RunRecords.as_json``) and its child
-runs as their flows return them, and its record is the JSON it stores.
+A diagnosis reads its parent run as `RunRecords` and its child runs' judgments
+from the store, and its record is the JSON it stores (`StoredDiagnosis`).
 
 Child runs (gold context, control, a replay under a new setting, replay control)
 are ordinary runs, run as subflows of this one and recorded in the store as runs
@@ -10,7 +10,7 @@ of kind ``diagnosis_child``.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from prefect import flow
 from pydantic import BaseModel, ConfigDict, JsonValue
@@ -23,10 +23,11 @@ from oloproof.config._settings import setting_paths
 from oloproof.diagnosis import passed_cases, select_failures
 from oloproof.flows._events import delivering_events
 from oloproof.flows._run import PreparedRun
-from oloproof.records import StoredManifest, StoredObject, StoredRun
+from oloproof.records import RunManifest, RunRecords, StoredDiagnosis, StoredJudgment
 from oloproof.store import ResultsStore, run_table
 from oloproof.tasks import RunRequest, prepare_environment
 from oloproof.tasks._diagnose import (
+    ChildRun,
     diagnosis_id_of,
     find_diagnosis,
     label_failures,
@@ -110,34 +111,36 @@ def diagnosis_request(
     )
 
 
-def parent_settings(manifest: StoredManifest) -> dict[str, JsonValue]:
+def parent_settings(manifest: RunManifest) -> dict[str, JsonValue]:
     """The settings that reproduce the parent run's system and dataset."""
-    system = manifest["system"]
+    system = manifest.system
     # Nulls too: a setting the parent run had switched off must stay off.
     settings = {".".join(path): system.get(name) for name, path in setting_paths().items()}
-    settings["dataset"] = manifest["dataset"]
+    settings["dataset"] = manifest.dataset
     return settings
 
 
-def check_request(parent: StoredRun, intervention: str, top_k: int | None, reranker: str | None) -> None:
+def check_request(parent: RunRecords, intervention: str, top_k: int | None, reranker: str | None) -> None:
     """Refuse an impossible request before anything runs or is written."""
-    system = parent["manifest"]["system"]
-    if system["kind"] == "recorded":
+    manifest = parent.manifest
+    kind = manifest.system.get("kind")
+    if kind == "recorded":
         raise UsageError(
-            f"run {parent['manifest']['run_id']} evaluated recorded data: no system ran, so there is "
+            f"run {manifest.run_id} evaluated recorded data: no system ran, so there is "
             "nothing to re-execute under an intervention"
         )
-    if system["kind"] != "rag":
+    if kind != "rag":
         raise UsageError("diagnosis re-executes retrieval and generation: it needs a @rag_system run")
     if intervention == "top-k":
         if top_k is None or top_k < 1:
             raise UsageError("--top-k must be an integer of at least 1", field="--top-k")
-        if top_k > system["depth"]:
-            raise UsageError(f"--top-k {top_k} exceeds the run's depth ({system['depth']})", field="--top-k")
+        depth = cast(int, manifest.system["depth"])  # a rag run's manifest always has it
+        if top_k > depth:
+            raise UsageError(f"--top-k {top_k} exceeds the run's depth ({depth})", field="--top-k")
     if intervention == "reranker":
         if not reranker:
             raise UsageError("--intervention reranker needs --reranker module:function", field="--reranker")
-        import_callable(reranker, project_dir=parent["manifest"]["project"], option="--reranker")
+        import_callable(reranker, project_dir=manifest.project, option="--reranker")
 
 
 class PreparedDiagnosis:
@@ -149,7 +152,7 @@ class PreparedDiagnosis:
         parent: The parent run's manifest, cases and judgments.
     """
 
-    def __init__(self, request: DiagnosisRequest, store: ResultsStore, parent: StoredRun) -> None:
+    def __init__(self, request: DiagnosisRequest, store: ResultsStore, parent: RunRecords) -> None:
         self.request = request
         self.store = store
         self.parent = parent
@@ -158,11 +161,11 @@ class PreparedDiagnosis:
     def diagnose(
         self, run_id: str, intervention: str, criterion: str, results: str, project: str | None = None,
         threshold: float | None = None, top_k: int | None = None, reranker: str | None = None,
-    ) -> StoredObject:
+    ) -> StoredDiagnosis:
         """Diagnose the prepared request; the parameters are its fields, as Prefect records them."""
         return diagnose_prepared(self)
 
-    def __call__(self) -> StoredObject:
+    def __call__(self) -> StoredDiagnosis:
         """Run the bound flow; returns once its events are delivered."""
         return delivering_events(lambda: self.diagnose(**self.request.model_dump(mode="json")))
 
@@ -171,19 +174,19 @@ def prepare_diagnosis(request: DiagnosisRequest, store: ResultsStore) -> Prepare
     """Check the request against its parent run; raises before anything runs or is written."""
     parent = load_parent_run.fn(store, request.run_id)
     check_request(parent, request.intervention, request.top_k, request.reranker)
-    select_failures(parent["judgments"], parent["cases"], criterion=request.criterion,
+    select_failures(parent.judgments, parent.cases, criterion=request.criterion,
                     threshold=request.threshold, run_id=request.run_id)
     return PreparedDiagnosis(request, store, parent)
 
 
-def _child(prepared: PreparedDiagnosis, cases: list[str], role: str, **variant: Any) -> StoredObject:
-    """Run a child run and return its manifest with its judgments (read from the store)."""
-    manifest = prepared.parent["manifest"]
+def _child(prepared: PreparedDiagnosis, cases: list[str], role: str, **variant: Any) -> ChildRun:
+    """Run a child run and return its id with its judgments (read from the store)."""
+    manifest = prepared.parent.manifest
     settings = {**parent_settings(manifest), **variant.pop("settings", {})}
     request = RunRequest(
-        run_id=new_run_id(), project=manifest["project"], settings=settings, results=prepared.store.url,
+        run_id=new_run_id(), project=manifest.project, settings=settings, results=prepared.store.url,
         case_ids=tuple(cases), bypass_generation_cache=True, kind="diagnosis_child",
-        parent={"run_id": manifest["run_id"], "diagnosis_request": prepared.request.identity, "role": role},
+        parent={"run_id": manifest.run_id, "diagnosis_request": prepared.request.identity, "role": role},
         **variant,
     )
     env = prepare_environment(request)
@@ -192,7 +195,8 @@ def _child(prepared: PreparedDiagnosis, cases: list[str], role: str, **variant: 
         run = PreparedRun(env)(flow_run_name=f"diagnose {role} · {count}")
     finally:
         env.close()
-    return {**run, "judgments": prepared.store.read_table(run_table(run["run_id"], "judgments"))}
+    judgments = prepared.store.read_table(run_table(run["run_id"], "judgments"))
+    return ChildRun(run_id=run["run_id"], judgments=cast("list[StoredJudgment]", judgments))  # the table's rows
 
 
 @flow(name="oloproof-diagnose", flow_run_name="diagnose {run_id} {intervention}", validate_parameters=False)
@@ -205,7 +209,7 @@ def diagnose(
     top_k: int | None = None,
     reranker: str | None = None,
     threshold: float | None = None,
-) -> StoredObject:
+) -> StoredDiagnosis:
     """Diagnose the failures of ``criterion`` in ``run_id`` under one intervention.
 
     The entry point of deployments: the parameters become one request, checked once.
@@ -222,20 +226,20 @@ def diagnose(
     return diagnose_prepared(prepare_diagnosis(request, store))
 
 
-def diagnose_prepared(prepared: PreparedDiagnosis) -> StoredObject:
+def diagnose_prepared(prepared: PreparedDiagnosis) -> StoredDiagnosis:
     """The body of both diagnose flows: re-execute, label and record (or recall)."""
     request, store, parent = prepared.request, prepared.store, prepared.parent
     existing = find_diagnosis(store, request.identity)
     if existing is not None:
         return existing
-    selection = select_failures(parent["judgments"], parent["cases"], criterion=request.criterion,
+    selection = select_failures(parent.judgments, parent.cases, criterion=request.criterion,
                                 threshold=request.threshold, run_id=request.run_id)
     cases = list(selection.with_gold)
-    record: StoredObject = {"parent_run_id": request.run_id, "criterion": request.criterion,
-                              "threshold": request.threshold, "intervention": request.intervention,
-                              "settings": request.settings, "labels_from": None,
-                              "without_gold": list(selection.without_gold), "cases": [], "recovered": 0,
-                              "implicated": None, "child_runs": {}}
+    record: StoredDiagnosis = {"parent_run_id": request.run_id, "criterion": request.criterion,
+                               "threshold": request.threshold, "intervention": request.intervention,
+                               "settings": request.settings, "labels_from": None,
+                               "without_gold": list(selection.without_gold), "cases": [], "recovered": 0,
+                               "implicated": None, "child_runs": {}}
     if request.intervention == "gold-context":
         if cases:
             runs = {
@@ -243,7 +247,7 @@ def diagnose_prepared(prepared: PreparedDiagnosis) -> StoredObject:
                 "control": _child(prepared, cases, "control"),
             }
             record.update(label_failures(parent, cases, runs, request.criterion, request.threshold))
-            record["child_runs"] = {role: run["run_id"] for role, run in runs.items()}
+            record["child_runs"] = {role: run.run_id for role, run in runs.items()}
     else:
         gold = PreparedDiagnosis(request.gold_context(), store, parent)()
         record.update(_replay(prepared, cases, gold))
@@ -253,17 +257,17 @@ def diagnose_prepared(prepared: PreparedDiagnosis) -> StoredObject:
     return record
 
 
-def _replay(prepared: PreparedDiagnosis, cases: list[str], gold: StoredObject) -> StoredObject:
-    request, parent_id = prepared.request, prepared.parent["manifest"]["run_id"]
+def _replay(prepared: PreparedDiagnosis, cases: list[str], gold: StoredDiagnosis) -> StoredDiagnosis:
+    request, parent_id = prepared.request, prepared.parent.manifest.run_id
     variant: dict[str, object] = {"replay_from": parent_id, "reranker": request.reranker}
     if request.top_k is not None:
         variant["settings"] = {"system.rag.top_k": request.top_k}
     role = f"top-k {request.top_k}" if request.top_k is not None else f"reranker {request.reranker}"
-    runs: dict[str, StoredObject] = {}
+    runs: dict[str, ChildRun] = {}
     if cases:
         runs["intervention"] = _child(prepared, cases, role, **variant)
         runs["replay_control"] = _child(prepared, cases, "replay control", replay_from=parent_id)
-    verdicts = {role_: passed_cases(run["judgments"], request.criterion, request.threshold)
+    verdicts = {role_: passed_cases(run.judgments, request.criterion, request.threshold)
                 for role_, run in runs.items()}
     labelled = {case["case_id"]: case for case in gold["cases"]}
     merged = []
@@ -275,5 +279,5 @@ def _replay(prepared: PreparedDiagnosis, cases: list[str], gold: StoredObject) -
         "cases": merged,
         "recovered": sum(1 for case in merged if case["intervention_recovered"]),
         "labels_from": gold["diagnosis_id"],
-        "child_runs": {**gold["child_runs"], **{role_: run["run_id"] for role_, run in runs.items()}},
+        "child_runs": {**gold["child_runs"], **{role_: run.run_id for role_, run in runs.items()}},
     }

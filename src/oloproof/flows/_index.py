@@ -6,18 +6,17 @@ never be served retrievals cached against the old index.
 
 from __future__ import annotations
 
-from typing import Any
-
 from prefect import flow
 
 from oloproof._exceptions import ConfigError
 from oloproof.flows._run import evaluate
+from oloproof.records import RunReport
 
 __all__ = ["evaluate_on_index_update"]
 
 
 @flow(name="oloproof-index-updated", flow_run_name="index {index_version} updated", validate_parameters=False)
-def evaluate_on_index_update(project: str = ".", index_version: str = "", results: str | None = None) -> dict[str, Any]:
+def evaluate_on_index_update(project: str = ".", index_version: str = "", results: str | None = None) -> RunReport:
     """Evaluate ``project`` with ``system.rag.index_version`` set to the event's version.
 
     Raises:

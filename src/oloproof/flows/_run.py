@@ -17,15 +17,16 @@ from __future__ import annotations
 import functools
 import queue
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 from prefect import Task, flow, get_run_logger
 from prefect.context import FlowRunContext
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
-from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 from prefect.utilities.annotations import opaque, quote
+from typing_extensions import TypedDict
 
 from oloproof._ids import new_run_id
 from oloproof.config import parse_overrides
@@ -34,7 +35,14 @@ from oloproof.flows._orphans import crash_orphaned_runs, project_tag, where_runn
 from oloproof.flows._runner import THREAD_WORKERS
 from oloproof.flows._storage import prefect_result_storage
 from oloproof.judging import judge_id
-from oloproof.records import EvaluatorEntry, MetricSummary, RunManifest, RunParent, RunVariant, StoredObject
+from oloproof.records import (
+    EvaluatorEntry,
+    MetricSummary,
+    RunManifest,
+    RunParent,
+    RunReport,
+    RunVariant,
+)
 from oloproof.report import render_run
 from oloproof.tasks import (
     Batch,
@@ -59,13 +67,7 @@ from oloproof.tasks import (
     write_run,
 )
 
-__all__ = ["PreparedRun", "RunResult", "evaluate", "run_name", "run_stages", "run_tags"]
-
-# A run flow's result is JSON: Prefect records it and the command prints it.
-RunResult = StoredObject
-"""The run's manifest, as ``run.json`` holds it, with its ``metrics`` rows."""
-
-Settings = dict[str, Any]  # dotted keys to YAML values, as `oloproof.config.parse_overrides` gives them
+__all__ = ["PreparedRun", "evaluate", "run_name", "run_stages", "run_tags"]
 
 
 def run_name(env: RunEnvironment) -> str:
@@ -262,7 +264,7 @@ def _manifest(env: RunEnvironment, summary: RunSummary, started: datetime) -> Ru
     )
 
 
-def run_stages(env: RunEnvironment) -> RunResult:
+def run_stages(env: RunEnvironment) -> RunReport:
     """Run every stage over every case of ``env``, judge, and record the run.
 
     The body of both run flows: it must run inside a flow run.
@@ -286,7 +288,7 @@ def run_stages(env: RunEnvironment) -> RunResult:
         # Per-case data stays in the store: Prefect walks a flow's return value, and
         # at 100,000 cases that walk alone would take many seconds. The flow's result is
         # the manifest's JSON: what run.json holds, and what Prefect records.
-        return {**manifest.model_dump(mode="json"), "metrics": summary.metrics}
+        return cast("RunReport", {**manifest.model_dump(mode="json"), "metrics": summary.metrics})
     except BaseException:
         # Stop every other batch's pending calls now: the task runner joins its
         # threads before this flow returns, and a signal must not wait for them.
@@ -296,7 +298,15 @@ def run_stages(env: RunEnvironment) -> RunResult:
         release_workers(env.run_id)
 
 
-_RUN_FLOW: dict[str, Any] = {  # Prefect's flow options
+class _FlowOptions(TypedDict):
+    """The options of Prefect's ``flow`` decorator that both run flows share."""
+
+    name: str
+    validate_parameters: bool
+    task_runner: TaskRunner[Any]
+
+
+_RUN_FLOW: _FlowOptions = {
     "name": "oloproof-run",
     "validate_parameters": False,
     "task_runner": ThreadPoolTaskRunner(max_workers=THREAD_WORKERS),
@@ -331,7 +341,7 @@ def _evaluate_run_name() -> str:
     return run_name(env)
 
 
-def settings_of(overrides: list[str] | None, index_version: str | None) -> Settings:
+def settings_of(overrides: list[str] | None, index_version: str | None) -> dict[str, Any]:  # YAML values, dates too: not JSON
     """A deployment's ``overrides`` (``key=value`` text) and ``index_version`` as settings."""
     settings = parse_overrides(list(overrides or []))
     if index_version:
@@ -346,7 +356,7 @@ def evaluate(
     index_version: str | None = None,
     results: str | None = None,
     run_id: str | None = None,
-) -> RunResult:
+) -> RunReport:
     """Evaluate a project: run every stage over every case, judge, and record the run.
 
     The entry point of deployments and index events.
@@ -385,7 +395,7 @@ class PreparedRun:
         self,
         run_id: str,
         project: str,
-        settings: Settings,
+        settings: dict[str, Any],  # the flow's parameter schema, as Prefect records it: a JSON object
         results: str | None = None,
         context_source: str = "assembled",
         replay_from: str | None = None,
@@ -394,7 +404,7 @@ class PreparedRun:
         case_ids: list[str] | None = None,
         parent: dict[str, str] | None = None,
         kind: str = "run",
-    ) -> RunResult:
+    ) -> RunReport:
         """Evaluate the prepared run.
 
         The parameters are its request as Prefect records it (``RunRequest.public``,
@@ -405,7 +415,7 @@ class PreparedRun:
         """
         return run_stages(self.env)
 
-    def __call__(self, **flow_options: Any) -> RunResult:
+    def __call__(self, **flow_options: Any) -> RunReport:
         """Run the flow (``flow_options`` as for ``Flow.with_options``); returns once its
         events are delivered.
 

@@ -31,6 +31,7 @@ from oloproof.records._diagnoses import (
     Implicated,
     ImplicatedEntry,
     LabelledFailures,
+    StoredDiagnosis,
 )
 from oloproof.records._diagnosis import DiagnosisLabelRow
 from oloproof.records._judgments import JudgmentBrief, JudgmentRow
@@ -141,6 +142,7 @@ __all__ = [
     "StageRecord",
     "StagedRecord",
     "StoredCase",
+    "StoredDiagnosis",
     "StoredEvaluator",
     "StoredJudgment",
     "StoredManifest",

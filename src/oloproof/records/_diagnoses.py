@@ -17,6 +17,7 @@ __all__ = [
     "Implicated",
     "ImplicatedEntry",
     "LabelledFailures",
+    "StoredDiagnosis",
 ]
 
 
@@ -163,3 +164,39 @@ class LabelledFailures(TypedDict):
     cases: list[dict[str, str | int | bool | None]]
     recovered: int
     implicated: ImplicatedEntry | None
+
+
+class StoredDiagnosis(TypedDict, total=False):
+    """A diagnosis as the diagnosis flow builds, stores and returns it (see `DiagnosisRecord`).
+
+    Its id is the hash of this JSON, so it is kept as built, never a model's dump.
+
+    Attributes:
+        diagnosis_id: ``sha256:`` of the diagnosis's content.
+        parent_run_id: The diagnosed run.
+        criterion: The criterion whose failures were diagnosed.
+        threshold: The score below which a case failed.
+        intervention: ``gold-context``, ``top-k`` or ``reranker``.
+        settings: The intervention's settings.
+        labels_from: The gold-context diagnosis the labels come from.
+        without_gold: Failed cases without gold context.
+        cases: The diagnosed cases, as `DiagnosedCase` reads them.
+        recovered: Cases the intervention recovered.
+        implicated: The factor behind the most failures, if any.
+        child_runs: The re-executions' run ids, by role.
+        request: The identity of the request the diagnosis answered.
+    """
+
+    diagnosis_id: str
+    parent_run_id: str
+    criterion: str
+    threshold: float | None
+    intervention: str
+    settings: dict[str, int | str | None]
+    labels_from: str | None
+    without_gold: list[str]
+    cases: list[dict[str, str | int | bool | None]]
+    recovered: int
+    implicated: ImplicatedEntry | None
+    child_runs: dict[str, str]
+    request: str

@@ -6,9 +6,9 @@ from typing import Annotated, cast
 
 from pydantic import PrivateAttr, SkipValidation
 
-from oloproof.records._base import Record, StoredObject
+from oloproof.records._base import Record
 from oloproof.records._manifest import RunManifest
-from oloproof.records._stored import StoredRun
+from oloproof.records._stored import StoredCase, StoredJudgment, StoredManifest, StoredRun
 
 __all__ = ["RunRecords"]
 
@@ -22,16 +22,16 @@ class RunRecords(Record):
     manifest: RunManifest
     """The run's manifest, validated."""
 
-    cases: Annotated[list[StoredObject], SkipValidation]
+    cases: Annotated[list[StoredCase], SkipValidation]
     """The ``cases`` table's rows (a large run's rows are not validated one by one)."""
 
-    judgments: Annotated[list[StoredObject], SkipValidation]
+    judgments: Annotated[list[StoredJudgment], SkipValidation]
     """The ``judgments`` table's rows."""
 
-    _stored: StoredObject = PrivateAttr(default_factory=dict)
+    _stored: StoredManifest | None = PrivateAttr(default=None)
 
     @classmethod
-    def of(cls, stored: StoredObject, cases: list[StoredObject], judgments: list[StoredObject]) -> RunRecords:
+    def of(cls, stored: StoredManifest, cases: list[StoredCase], judgments: list[StoredJudgment]) -> RunRecords:
         """The records of a run from its stored manifest (``run.json``) and its rows.
 
         Raises:
@@ -47,5 +47,5 @@ class RunRecords(Record):
 
         Readers of the stored JSON read this; values are not copied.
         """
-        manifest = self._stored or self.manifest.model_dump(mode="json")
-        return cast("StoredRun", {"manifest": manifest, "cases": self.cases, "judgments": self.judgments})
+        manifest = self._stored or cast("StoredManifest", self.manifest.model_dump(mode="json"))
+        return {"manifest": manifest, "cases": self.cases, "judgments": self.judgments}

@@ -13,12 +13,12 @@ import shutil
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 
 from oloproof._exceptions import NotFoundError, StoreError
-from oloproof.records import RunRecords
+from oloproof.records import RunRecords, StoredCase, StoredJudgment, StoredManifest
 from oloproof.store._inside import is_own_folder, list_entries
 from oloproof.store._layout import RUN_MANIFEST, RUNS_DIR, run_manifest, run_table, split_entry_file
 from oloproof.store._lease import LEASE_FILE, lease_is_fresh, local_claim
@@ -42,7 +42,9 @@ def read_run_records(store: ResultsStore, run_id: str) -> RunRecords:
         raise StoreError(f"run {run_id}: run.json is not a JSON object", path=store.location.url_for(path))
     cases, judgments = store.read_table(run_table(run_id, "cases")), store.read_table(run_table(run_id, "judgments"))
     try:
-        return RunRecords.of(stored, cases, judgments)
+        # The store's JSON, handed to the records as their stored forms.
+        return RunRecords.of(cast("StoredManifest", stored), cast("list[StoredCase]", cases),
+                             cast("list[StoredJudgment]", judgments))
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"])

@@ -7,6 +7,7 @@ import inspect
 from typing import Any
 
 from prefect import task
+from typing_extensions import TypedDict
 
 from oloproof._exceptions import SystemContractError
 from oloproof._system._passage import Passage
@@ -73,7 +74,13 @@ def _record(env: RunEnvironment, case_id: str, candidates: list[Candidate], coun
     return AssemblyRecord(context=context, dropped=dropped)
 
 
-def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]]:  # the task's inputs, as Prefect hands them
+class _Inputs(TypedDict):
+    env: RunEnvironment
+    batch: Batch
+    retrievals: dict[str, Outcome]
+
+
+def _identities(inputs: _Inputs) -> list[tuple[str, str]]:
     items = assembly_items(inputs["env"], inputs["batch"], inputs["retrievals"])
     return [(item.case_id, item.key) for item in items]
 

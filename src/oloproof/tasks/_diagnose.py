@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from dataclasses import dataclass
+from typing import cast
 
 import fsspec
 from prefect import task
@@ -11,7 +12,7 @@ from prefect.cache_policies import NO_CACHE
 
 from oloproof._exceptions import UsageError
 from oloproof.diagnosis import implicated_factor, label_case, passed_cases
-from oloproof.records import DiagnosisLabelRow, LabelledFailures, StoredRun
+from oloproof.records import DiagnosisLabelRow, LabelledFailures, RunRecords, StoredDiagnosis, StoredJudgment
 from oloproof.store import (
     DIAGNOSIS_LABELS,
     ResultsStore,
@@ -24,6 +25,7 @@ from oloproof.tasks._identity import content_hash
 from oloproof.tasks._retry import retry_io_only
 
 __all__ = [
+    "ChildRun",
     "find_diagnosis",
     "label_failures",
     "label_rows",
@@ -33,49 +35,60 @@ __all__ = [
 ]
 
 
+@dataclass(frozen=True)
+class ChildRun:
+    """A diagnosis's re-execution, as the diagnosis reads it back.
+
+    Attributes:
+        run_id: The child run.
+        judgments: Its ``judgments`` rows.
+    """
+
+    run_id: str
+    judgments: list[StoredJudgment]
+
+
 def request_path(request: str) -> str:
     """Where a diagnosis request records the diagnosis that answered it."""
     return diagnosis_request(request)
 
 
 @task(cache_policy=NO_CACHE, name="find-diagnosis", retries=2, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
-def find_diagnosis(store: ResultsStore, request: str) -> dict[str, Any] | None:  # the stored JSON
+def find_diagnosis(store: ResultsStore, request: str) -> StoredDiagnosis | None:
     """The diagnosis already recorded for this exact request, if any (its JSON, as stored)."""
     if not store.exists(request_path(request)):
         return None
     diagnosis_id = store.read_json(request_path(request))["diagnosis_id"]
-    return store.read_json(diagnosis_manifest(diagnosis_id.removeprefix("sha256:")))
+    return cast("StoredDiagnosis", store.read_json(diagnosis_manifest(diagnosis_id.removeprefix("sha256:"))))
 
 
 @task(cache_policy=NO_CACHE, name="load-parent-run", retries=2, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
-def load_parent_run(store: ResultsStore, run_id: str) -> StoredRun:
+def load_parent_run(store: ResultsStore, run_id: str) -> RunRecords:
     """The parent run's records; its dataset must be unchanged since the run."""
-    records = read_run_records(store, run_id).as_json()
-    manifest = records["manifest"]
+    records = read_run_records(store, run_id)
+    manifest = records.manifest
     try:
-        with fsspec.open(manifest["dataset"], "rb") as handle:
+        with fsspec.open(manifest.dataset, "rb") as handle:
             current = hashlib.sha256(handle.read()).hexdigest()
     except OSError as exc:
-        raise UsageError(f"cannot read the run's dataset: {exc}", path=manifest["dataset"]) from None
-    if current != manifest["dataset_sha256"]:
+        raise UsageError(f"cannot read the run's dataset: {exc}", path=manifest.dataset) from None
+    if current != manifest.dataset_sha256:
         raise UsageError(
             f"the dataset changed since run {run_id}; diagnosis re-executes the run's own cases",
-            path=manifest["dataset"],
+            path=manifest.dataset,
         )
     return records
 
 
 @task(cache_policy=NO_CACHE, name="label-failures")
 def label_failures(
-    # ``runs``: each child run's manifest with its judgments, as the diagnosis flow reads them back.
-    parent: StoredRun, selected: list[str], runs: dict[str, dict[str, Any]], criterion: str,
-    threshold: float | None,
+    parent: RunRecords, selected: list[str], runs: dict[str, ChildRun], criterion: str, threshold: float | None,
 ) -> LabelledFailures:
     """Label each selected case from its control and gold-context re-executions."""
-    recorded = {row["case_id"]: row for row in parent["cases"]}
-    control = passed_cases(runs["control"]["judgments"], criterion, threshold)
-    gold = passed_cases(runs["gold_context"]["judgments"], criterion, threshold)
-    top_k = parent["manifest"]["system"]["top_k"]
+    recorded = {row["case_id"]: row for row in parent.cases}
+    control = passed_cases(runs["control"].judgments, criterion, threshold)
+    gold = passed_cases(runs["gold_context"].judgments, criterion, threshold)
+    top_k = cast(int, parent.manifest.system["top_k"])  # a rag run's, as `check_request` requires
     labels = []
     for case_id in selected:
         units = (recorded[case_id].get("expected") or {}).get("relevant")
@@ -97,27 +110,28 @@ def _grade(value: object) -> float:
     return float(value) if isinstance(value, int | float) else 0.0
 
 
-def diagnosis_id_of(record: dict[str, Any]) -> str:  # the record's JSON: the id hashes it
+def diagnosis_id_of(record: StoredDiagnosis) -> str:
     """``sha256:`` of the diagnosis's canonical content (never its child run ids).
 
     Args:
         record: The record as it is stored: the id is the hash of that JSON.
     """
-    content = {key: record[key] for key in ("parent_run_id", "criterion", "threshold", "intervention", "settings",
-                                            "labels_from", "without_gold")}
-    content["cases"] = [
-        {key: case[key] for key in sorted(case) if key != "child_runs"} for case in record["cases"]
-    ]
+    content = {
+        "parent_run_id": record["parent_run_id"], "criterion": record["criterion"], "threshold": record["threshold"],
+        "intervention": record["intervention"], "settings": record["settings"], "labels_from": record["labels_from"],
+        "without_gold": record["without_gold"],
+        "cases": [{key: case[key] for key in sorted(case) if key != "child_runs"} for case in record["cases"]],
+    }  # fmt: skip
     return "sha256:" + content_hash(content)
 
 
-def label_rows(record: dict[str, Any]) -> list[DiagnosisLabelRow]:  # the stored JSON: rows are checked here
+def label_rows(record: StoredDiagnosis) -> list[DiagnosisLabelRow]:  # rows are checked here
     """One ``diagnosis_labels`` row per diagnosed case of a diagnosis record."""
     return [DiagnosisLabelRow.pick(case, diagnosis_id=record["diagnosis_id"]) for case in record["cases"]]
 
 
 @task(cache_policy=NO_CACHE, name="write-diagnosis", retries=3, retry_condition_fn=retry_io_only, retry_delay_seconds=1)
-def write_diagnosis(store: ResultsStore, record: dict[str, Any], request: str) -> str:  # stored as it is
+def write_diagnosis(store: ResultsStore, record: StoredDiagnosis, request: str) -> str:  # stored as it is
     """Write the labels, the diagnosis (``record``, its JSON as built), then the request index;
     returns the id."""
     hexid = record["diagnosis_id"].removeprefix("sha256:")

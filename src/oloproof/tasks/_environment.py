@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from oloproof._exceptions import DatasetError, ProviderConfigError
 from oloproof._json import content_hash
@@ -60,6 +60,7 @@ class RunRequest(BaseModel):
     project: str
     """The project folder, holding ``oloproof.yaml``."""
 
+    # YAML values, dates among them: not JSON until `public` dumps them for Prefect.
     settings: dict[str, Any] = Field(default_factory=dict)
     """``dotted.key: value`` settings applied over ``oloproof.yaml`` (``--set``)."""
 
@@ -88,7 +89,7 @@ class RunRequest(BaseModel):
     """What the run is made for, as its manifest records it: ``run`` for a user's run,
     ``diagnosis_child`` for a diagnosis's re-execution."""
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> dict[str, Any]:  # a flow's parameters, as Prefect records them
         """The request as JSON parameters, without credentials (what Prefect records)."""
         data = self.model_dump(mode="json")
         data["settings"] = public_settings(self.settings)
@@ -128,7 +129,7 @@ class RunEnvironment:
         return self.request.run_id
 
     @property
-    def system_dict(self) -> dict[str, Any]:
+    def system_dict(self) -> dict[str, JsonValue]:
         return self.system.config.model_dump(mode="json")
 
     @property

@@ -11,6 +11,8 @@ import json
 from typing import Any
 
 from prefect import task
+from pydantic import JsonValue
+from typing_extensions import TypedDict
 
 from oloproof._system._passage import Passage
 from oloproof.records import AssemblyRecord, GenerationRecord
@@ -25,7 +27,7 @@ __all__ = ["generate_outputs", "generation_items"]
 
 def _context_for(
     env: RunEnvironment, case_id: str, assembled: Outcome | None
-) -> list[dict[str, Any]] | None:
+) -> list[dict[str, JsonValue]] | None:
     if env.system.config.kind == "plain":
         return None
     if env.request.context_source == "gold":
@@ -53,7 +55,7 @@ def generation_items(
         context = _context_for(env, case_id, assembled)
         args: tuple[Any, ...] = (case_input,)
         if context is not None:
-            args = (case_input, [Passage(**passage) for passage in context])
+            args = (case_input, [Passage.model_validate(passage) for passage in context])
         items.append(
             WorkItem(
                 case_id=case_id,
@@ -86,7 +88,13 @@ def _json_problem(value: Any) -> str:
     return type(value).__name__
 
 
-def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]] | None:
+class _Inputs(TypedDict):
+    env: RunEnvironment
+    batch: Batch
+    assemblies: dict[str, Outcome] | None
+
+
+def _identities(inputs: _Inputs) -> list[tuple[str, str]] | None:
     env = inputs["env"]
     if env.request.bypass_generation_cache:
         return None

@@ -20,7 +20,9 @@ without any keeps the identities it had before they existed.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+
+from pydantic import JsonValue
 
 from oloproof._json import canonical_json, content_hash
 from oloproof.config._settings import SystemConfig
@@ -38,14 +40,17 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 
+Identity = dict[str, JsonValue]
+"""The inputs of one stage call as the JSON object its key hashes."""
 
-def _key(stage: str, identity: dict[str, Any]) -> str:
+
+def _key(stage: str, identity: Mapping[str, object]) -> str:
     return content_hash({"stage": stage, "schema": SCHEMA_VERSION, **identity})
 
 
-def retrieval_key(system: SystemConfig, case_input: Any) -> str:
+def retrieval_key(system: SystemConfig, case_input: JsonValue) -> str:
     """Identity of one ``retrieve`` call."""
-    identity: dict[str, Any] = {
+    identity: Identity = {
         "system": system.name,
         "index_version": system.index_version,
         "retriever_version": system.retriever_version,
@@ -71,9 +76,11 @@ def assembly_key(system: SystemConfig, retrieval: str) -> str:
     )
 
 
-def generation_key(system: SystemConfig, case_input: Any, context: list[dict[str, Any]] | None) -> str:
+def generation_key(
+    system: SystemConfig, case_input: JsonValue, context: Sequence[Mapping[str, JsonValue]] | None
+) -> str:
     """Identity of one ``generate`` call (or one plain system call)."""
-    passages = (
+    passages: JsonValue = (
         None
         if context is None
         else [
@@ -81,8 +88,8 @@ def generation_key(system: SystemConfig, case_input: Any, context: list[dict[str
             for p in context
         ]
     )
-    identity: dict[str, Any] = {"system": system.name, "version": system.version, "input": case_input,
-                                "context": passages}  # fmt: skip
+    identity: Identity = {"system": system.name, "version": system.version, "input": case_input,
+                          "context": passages}  # fmt: skip
     if system.generator is not None:
         identity["generator"] = system.generator
     return _key("generate", identity)
@@ -92,12 +99,13 @@ JUDGMENT_FORMAT = 2
 """The shape of a cached verdict: 2 holds the raw score (1 held a value in [0, 1])."""
 
 
-def judgment_key(identity: dict[str, Any], fields: dict[str, Any]) -> str:
+def judgment_key(identity: Mapping[str, JsonValue], fields: object) -> str:
     """Identity of judging ``fields`` with the evaluator of that ``identity``."""
+    # ``fields`` are what the evaluator read, of its own type; they are hashed as JSON.
     return _key("judge", {"format": JUDGMENT_FORMAT, "evaluator": identity, "fields": fields})
 
 
-def execution_key(system: SystemConfig, case_input: Any) -> str:
+def execution_key(system: SystemConfig, case_input: JsonValue) -> str:
     """Identity of executing a case end to end under a whole system configuration
     (where the object was imported from aside; declared parameters included)."""
     configuration = system.model_dump(mode="json", exclude={"object"})

@@ -18,6 +18,8 @@ from functools import partial
 from typing import Any, cast
 
 from prefect import task
+from pydantic import JsonValue
+from typing_extensions import TypedDict
 
 from oloproof._exceptions import SystemContractError
 from oloproof.evaluators import CaseView, Evaluator, Verdict
@@ -51,8 +53,8 @@ def case_view(env: RunEnvironment, result: CaseResult, *, with_item: bool = True
         metadata=case.metadata,
         output=result.output,
         # Evaluators read passages as the JSON objects they are.
-        context=cast("list[dict[str, Any]] | None", result.context),
-        candidates=cast("list[dict[str, Any]] | None", result.candidates),
+        context=cast("list[dict[str, JsonValue]] | None", result.context),
+        candidates=cast("list[dict[str, JsonValue]] | None", result.candidates),
         item=env.dataset.item(case) if with_item else None,
         recorded=env.dataset.recorded,
     )
@@ -124,11 +126,11 @@ class _Batched:
     def __init__(self, evaluator: Evaluator, ctx: Any) -> None:
         self.evaluator = evaluator
         self.ctx = ctx
-        self.fields: list[dict[str, Any]] = []
+        self.fields: list[object] = []  # what the evaluator read, of its own type
         self.done: dict[int, Verdict | BaseException] = {}
         self.judged: set[int] = set()
 
-    def add(self, fields: dict[str, Any]) -> int:
+    def add(self, fields: object) -> int:
         """Register one case's fields; returns the index `judge` takes."""
         self.fields.append(fields)
         return len(self.fields) - 1
@@ -224,7 +226,7 @@ def _rows(env: RunEnvironment, evaluator: Evaluator, case_id: str, **values: Any
 def _row(env: RunEnvironment, evaluator: Evaluator, case_id: str, criterion: str, **values: Any) -> JudgmentRow:
     # The row names the run that made it: one replayed from Prefect's batch cache
     # names an earlier run, which is how `settle_judgments` knows it for a hit.
-    row: dict[str, Any] = {
+    row: dict[str, object] = {
         "run_id": env.run_id,
         "case_id": case_id,
         "criterion": criterion,
@@ -234,14 +236,14 @@ def _row(env: RunEnvironment, evaluator: Evaluator, case_id: str, criterion: str
         "hit": False,
     }
     row.update(values)
-    return JudgmentRow(**row)
+    return JudgmentRow.model_validate(row)
 
 
-def _call_fields(verdict: JudgeRecord | None) -> dict[str, Any]:
+def _call_fields(verdict: JudgeRecord | None) -> dict[str, JsonValue]:
     return {name: verdict.call_value(name) for name in CALL_FIELDS} if verdict and verdict.call else {}
 
 
-def _judge_of(env: RunEnvironment, evaluator: Evaluator) -> dict[str, Any]:
+def _judge_of(env: RunEnvironment, evaluator: Evaluator) -> dict[str, str | None]:
     """The provider and model an LLM judge calls, for a row its call left nothing on
     (cut off by the stage timeout): its error is counted under them like any other."""
     provider = getattr(evaluator.options, "provider", None)
@@ -274,7 +276,13 @@ def _judged_rows(
     return rows
 
 
-def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]]:
+class _Inputs(TypedDict):
+    env: RunEnvironment
+    batch: Batch
+    results: dict[str, CaseResult]
+
+
+def _identities(inputs: _Inputs) -> list[tuple[str, str]]:
     # A batch's cached rows hold verdicts, so its key also names each evaluator's
     # full spec: a new threshold re-derives rows (from cached scores, no calls).
     items, _, by_slot = _plan(inputs["env"], inputs["results"])

@@ -11,9 +11,9 @@ two batches whose cases have equal identities under other ids must share the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from prefect.cache_policies import CachePolicy
 from prefect.context import TaskRunContext
@@ -21,10 +21,12 @@ from typing_extensions import TypedDict
 
 from oloproof.tasks._identity import SCHEMA_VERSION, content_hash
 
-__all__ = ["BATCH_FORMAT", "BatchIdentity", "IdentityFn", "StageTaskOptions", "stage_task_options"]
+__all__ = ["BATCH_FORMAT", "BatchIdentity", "IdentityFn", "Inputs", "StageTaskOptions", "stage_task_options"]
 
-# Prefect hands a cache policy the task's inputs by parameter name, values as given.
-IdentityFn = Callable[[dict[str, Any]], list[tuple[str, str]] | None]
+Inputs = TypeVar("Inputs", bound=Mapping[str, object])
+"""A stage task's inputs by parameter name: each stage declares them as a TypedDict."""
+
+IdentityFn = Callable[[Inputs], list[tuple[str, str]] | None]
 """The task inputs to the batch's ``(case id, identity key)`` pairs, or ``None`` to bypass."""
 
 BATCH_FORMAT = 3
@@ -37,9 +39,10 @@ class BatchIdentity(CachePolicy):
     """Cache a batch task under the identities of the cases it computes."""
 
     stage: str = ""
-    identities: IdentityFn | None = field(default=None, repr=False)
+    # Called with the inputs Prefect hands `compute_key`, which are the stage's own.
+    identities: Callable[..., list[tuple[str, str]] | None] | None = field(default=None, repr=False)
 
-    # Prefect's CachePolicy.compute_key signature.
+    # Prefect's CachePolicy.compute_key signature: the Prefect boundary.
     def compute_key(
         self,
         task_ctx: TaskRunContext,
@@ -76,7 +79,7 @@ class StageTaskOptions(TypedDict):
     cache_result_in_memory: bool
 
 
-def stage_task_options(stage: str, identities: IdentityFn) -> StageTaskOptions:
+def stage_task_options(stage: str, identities: IdentityFn[Inputs]) -> StageTaskOptions:
     """The Prefect options of a stage's batch task, cached under its cases' identities."""
     return {
         "name": stage,

@@ -9,6 +9,7 @@ import functools
 from typing import Any, cast
 
 from prefect import task
+from typing_extensions import TypedDict
 
 from oloproof._exceptions import NotFoundError, SystemContractError
 from oloproof._system._passage import Retrieval
@@ -101,7 +102,12 @@ def _record(env: RunEnvironment, case_id: str, value: Any, depth: int) -> Retrie
     )
 
 
-def _identities(inputs: dict[str, Any]) -> list[tuple[str, str]] | None:
+class _Inputs(TypedDict):
+    env: RunEnvironment
+    batch: Batch
+
+
+def _identities(inputs: _Inputs) -> list[tuple[str, str]] | None:
     env = inputs["env"]
     if env.recorded is not None:
         return None  # a replay is cheap and must reflect the re-ranker as it is now
