@@ -28,7 +28,7 @@ def locate_store(results: str | None, project: str | None) -> Any:
     config_file = directory if directory.suffix in {".yaml", ".yml"} else directory / CONFIG_NAME
     # An option on the command line beats the environment: --results, then --project.
     url = results or (None if project is not None and config_file.is_file() else os.environ.get("OLOPROOF_RESULTS"))
-    options: dict[str, Any] = {}
+    options: dict[str, object] = {}
     if config_file.is_file():
         loaded = load_project(directory)
         if url is None or url == loaded.results_url:

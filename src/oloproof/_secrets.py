@@ -54,9 +54,9 @@ def redact_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
-def public_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+def public_settings(settings: Mapping[str, object]) -> dict[str, object]:
     """``dotted.key: value`` settings without those that set a credential."""
-    kept = {}
+    kept: dict[str, object] = {}
     for dotted, value in settings.items():
         head, *rest = dotted.split(".")
         if head == "storage_options":

@@ -7,10 +7,12 @@ piles up late runs with nothing to execute them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import JsonValue
 
 from oloproof._exceptions import ConfigError
 
@@ -26,7 +28,7 @@ def _flow(entrypoint: str, root: Path) -> Any:
     return load_flow_from_entrypoint(f"{(root / path).resolve()}:{name}")
 
 
-def build_deployments(prefect_yaml: str | Path, overrides: dict[str, Any] | None = None) -> list[Any]:
+def build_deployments(prefect_yaml: str | Path, overrides: Mapping[str, JsonValue] | None = None) -> list[Any]:
     """Runner deployments for every entry of ``prefect.yaml``'s ``deployments``.
 
     Args:
@@ -78,7 +80,7 @@ def disable_triggers(deployment_names: list[str]) -> int:
     return paused
 
 
-def serve_deployments(prefect_yaml: str | Path, overrides: dict[str, Any] | None = None) -> None:
+def serve_deployments(prefect_yaml: str | Path, overrides: Mapping[str, JsonValue] | None = None) -> None:
     """Serve until interrupted, then disable the triggers this process registered."""
     from prefect import serve
 

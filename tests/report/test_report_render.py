@@ -322,3 +322,14 @@ def test_a_manifest_of_an_earlier_version_reads_its_calls_as_judgments():
     ]
     new = JudgeUsage.model_validate(_judge_usage(judgments=390, requests=415)).model_dump(mode="json")
     assert (new["calls"], new["judgments"], new["requests"]) == (390, 390, 415)
+
+
+def test_the_judges_line_reads_typed_usage_as_it_reads_stored_usage():
+    from oloproof.records import JudgeUsage
+    from oloproof.report import judge_error_lines, judges_line
+
+    stored = [_judge_usage(judgments=390, requests=415), _judge_usage(model="n", errors=1)]
+    typed = [JudgeUsage.model_validate(entry) for entry in stored]
+    assert judges_line(typed) == judges_line(stored)
+    assert judges_line(typed) == ["Judges: 780 judgments · 825 requests · 0 cached · 2,400 tokens · 40 retries · 3 errors"]
+    assert judge_error_lines(typed) == judge_error_lines(stored) == ["judge provider 'local': 3 judgments missing (judge errors)"]

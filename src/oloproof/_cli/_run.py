@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from oloproof._cli._common import emit, quiet_prefect
 from oloproof._cli._progress import progress_bar
@@ -53,7 +53,7 @@ def run_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _flow_options(env: RunEnvironment) -> dict[str, Any]:
+def _flow_options(env: RunEnvironment) -> dict[str, object]:
     # Options of Prefect's Flow.with_options, handed through as they are.
     from oloproof.flows._runner import task_runner_for
 
@@ -62,8 +62,7 @@ def _flow_options(env: RunEnvironment) -> dict[str, Any]:
     return {"task_runner": task_runner_for(env.project.config.task_runner)}
 
 
-def _evaluate(env: RunEnvironment, options: dict[str, Any]) -> RunReport:
-    # The flow's return value: the run's report, as Prefect hands it back.
+def _evaluate(env: RunEnvironment, options: dict[str, object]) -> RunReport:
     from oloproof.flows import PreparedRun
 
     stages = {"rag": ["execute", "retrieve", "generate", "judge"], "plain": ["execute", "generate", "judge"],

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -25,7 +26,7 @@ Location = tuple[str | int, ...]
 
 
 def resolve_parameters(
-    project: Project, model: type[BaseModel] | None, values: dict[str, Any] | None, location: Location, owner: str
+    project: Project, model: type[BaseModel] | None, values: Mapping[str, object] | None, location: Location, owner: str
 ) -> BaseModel | None:
     """Validate a parameter block against the model the system declares.
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue
 
 from oloproof._exceptions import ConfigError
 from oloproof._system._decorators import DECLARATION_ATTRIBUTE, SystemDeclaration
@@ -134,8 +134,8 @@ def resolve_system(project: Project) -> SystemHandle:
                                    settings.object)  # fmt: skip
     if generator is not None:
         check_takes_parameters(project, target, f"{settings.object}(input, params)", ("system", "generator"))
-    config = SystemConfig(kind="plain", object=settings.object, **_merged(project, declared, None),
-                          generator=_json(generator))  # fmt: skip
+    config = SystemConfig.model_validate({"kind": "plain", "object": settings.object,
+                                          **_merged(project, declared, None), "generator": _json(generator)})
     return SystemHandle(config=config, target=target, generator_params=generator)
 
 
@@ -168,8 +168,8 @@ def _resolve_rag(project: Project, rag: RagSettings) -> SystemHandle:
     if generator is not None:
         check_takes_parameters(project, instance.generate, f"{rag.object}.generate(input, context, params)",
                                ("system", "rag", "generator"))  # fmt: skip
-    config = SystemConfig(kind="rag", object=rag.object, **_merged(project, declared, rag),
-                          retriever=_json(retriever), generator=_json(generator))  # fmt: skip
+    config = SystemConfig.model_validate({"kind": "rag", "object": rag.object, **_merged(project, declared, rag),
+                                          "retriever": _json(retriever), "generator": _json(generator)})
     if config.top_k is not None and config.depth is not None and config.top_k > config.depth:
         raise project.error(
             f"top_k ({config.top_k}) cannot exceed depth ({config.depth})", ("system", "rag", "top_k")
@@ -183,7 +183,7 @@ def _resolve_rag(project: Project, rag: RagSettings) -> SystemHandle:
     return SystemHandle(config=config, target=instance, retriever_params=retriever, generator_params=generator)
 
 
-def _json(parameters: BaseModel | None) -> dict[str, Any] | None:
+def _json(parameters: BaseModel | None) -> dict[str, JsonValue] | None:
     return None if parameters is None else parameters.model_dump(mode="json")
 
 
@@ -209,7 +209,7 @@ def _declaration(target: Any) -> SystemDeclaration | None:
     return declared if isinstance(declared, SystemDeclaration) else None
 
 
-def _merged(project: Project, declared: SystemDeclaration, rag: RagSettings | None) -> dict[str, Any]:
+def _merged(project: Project, declared: SystemDeclaration, rag: RagSettings | None) -> dict[str, str | int | None]:
     """Each setting from the file (or ``--set``), else from the decorator.
 
     ``rag`` is ``None`` for a plain system, which has only a name and a version.
@@ -217,7 +217,7 @@ def _merged(project: Project, declared: SystemDeclaration, rag: RagSettings | No
     Raises:
         ConfigError: A required setting is set in neither place.
     """
-    values: dict[str, Any] = {
+    values: dict[str, str | int | None] = {
         # An empty name or version in the file leaves the decorator's in place.
         name: getattr(project.config.system, name) or getattr(declared, name)
         for name in NameAndVersion.model_fields

@@ -2,6 +2,7 @@
 
 from oloproof.config._load import (
     CONFIG_NAME,
+    Overrides,
     Project,
     apply_settings,
     load_project,
@@ -9,15 +10,19 @@ from oloproof.config._load import (
     parse_overrides,
 )
 from oloproof.config._project import ProjectConfig, RagSettings, StageTimeouts, SystemSettings, TaskRunnerSettings
+from oloproof.config._yaml import YamlMapping, YamlValue
 
 __all__ = [
     "CONFIG_NAME",
+    "Overrides",
     "Project",
     "ProjectConfig",
     "RagSettings",
     "StageTimeouts",
     "SystemSettings",
     "TaskRunnerSettings",
+    "YamlMapping",
+    "YamlValue",
     "apply_settings",
     "load_project",
     "parse_override",

@@ -27,7 +27,7 @@ from typing import Any
 from oloproof._exceptions import ConfigError
 from oloproof._json import load_json
 from oloproof._limits import MAX_NAME, dotted, shown
-from oloproof.config._yaml import load_yaml_with_lines, locate, read_config_text, yaml_lines
+from oloproof.config._yaml import YamlMapping, load_yaml_with_lines, locate, read_config_text, yaml_lines
 
 __all__ = ["BUILTINS", "CRITERION_TYPE", "Criteria", "load_criteria"]
 
@@ -55,7 +55,7 @@ class Criteria:
     """``testing_criteria`` translated into evaluator entries, with where each came from."""
 
     # As an ``evaluators:`` entry in YAML: the evaluator's options model validates them.
-    entries: list[dict[str, Any]]
+    entries: list[YamlMapping]
     """One evaluator entry per criterion, in order."""
     path: str
     """The file the criteria were read from."""
@@ -105,7 +105,7 @@ def load_criteria(
     if not isinstance(data, list):
         raise ConfigError("expected a list of testing criteria", path=source.path,
                           line=locate(source.lines, source.prefix))  # fmt: skip
-    entries: list[dict[str, Any]] = []
+    entries: list[YamlMapping] = []
     origins: list[dict[str, Location]] = []
     for index, item in enumerate(data):
         entry, origin = _translate(item, index, source, providers)
@@ -128,7 +128,7 @@ def _read(file: Path) -> tuple[Any, dict[Location, int]]:
 
 def _translate(
     item: Any, index: int, source: Criteria, providers: Mapping[str, Any]
-) -> tuple[dict[str, Any], dict[str, Location]]:  # a raw evaluator entry, as in Criteria.entries
+) -> tuple[YamlMapping, dict[str, Location]]:
     def fail(message: str, *where: str | int) -> ConfigError:
         full = (*source.prefix, index, *where)
         return ConfigError(message, path=source.path, line=locate(source.lines, full), field=dotted(full))
@@ -147,7 +147,7 @@ def _translate(
         raise fail("every criterion needs a 'name'", "name")
     if len(item["name"]) > MAX_NAME:
         raise fail(f"a criterion's name holds at most {MAX_NAME} characters", "name")
-    entry: dict[str, Any] = {"type": BUILTINS[name], "criterion": item["name"]}
+    entry: YamlMapping = {"type": BUILTINS[name], "criterion": item["name"]}
     origin: dict[str, Location] = {"type": ("evaluator_name",), "criterion": ("name",)}
     parameters = item.get("initialization_parameters") or {}
     if not isinstance(parameters, dict):

@@ -6,10 +6,10 @@ Every error names the file (or ``--set``), the line and the dotted field.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeAlias
 
 import yaml
 from pydantic import ValidationError
@@ -19,11 +19,23 @@ from oloproof._limits import MAX_DEPTH, MAX_NAME, bad_text, shown
 from oloproof._limits import dotted as field_of
 from oloproof.config._describe import describe
 from oloproof.config._project import ProjectConfig
-from oloproof.config._yaml import load_yaml_with_lines, locate, read_config_text, yaml_value
+from oloproof.config._yaml import YamlMapping, YamlValue, load_yaml_with_lines, locate, read_config_text, yaml_value
+from oloproof.providers import ProviderConfig
 
-__all__ = ["CONFIG_NAME", "Project", "apply_settings", "load_project", "parse_override", "parse_overrides"]
+__all__ = [
+    "CONFIG_NAME",
+    "Overrides",
+    "Project",
+    "apply_settings",
+    "load_project",
+    "parse_override",
+    "parse_overrides",
+]
 
 CONFIG_NAME = "oloproof.yaml"
+
+Overrides: TypeAlias = dict[str, YamlValue]
+"""``--set`` settings: each dotted key to its YAML-typed value, in the order given."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +77,7 @@ class Project:
         return ConfigError(message, path=str(self.config_path), line=locate(self.lines, location), field=shown_field)
 
 
-def parse_override(text: str) -> tuple[list[str], Any]:
+def parse_override(text: str) -> tuple[list[str], YamlValue]:
     """Split ``key.path=value`` into the key path and a YAML-typed value.
 
     A value that is not YAML is taken as the text it is; one that is YAML is held
@@ -89,6 +101,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     if key.count(".") >= MAX_DEPTH:
         raise ConfigError(f"a key path of more than {MAX_DEPTH} parts: refused", path="--set",
                           field=field_of((key[:MAX_NAME] + "…",)))  # fmt: skip
+    value: YamlValue
     try:
         value = yaml_value(raw, path="--set") if raw.strip() else None
     except ConfigError as error:
@@ -99,7 +112,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     return key.split("."), value
 
 
-def parse_overrides(texts: list[str]) -> dict[str, Any]:
+def parse_overrides(texts: list[str]) -> Overrides:
     """``--set`` strings as settings: dotted key to YAML-typed value, in order.
 
     This is the one place command-line text becomes values; everything after it
@@ -108,7 +121,7 @@ def parse_overrides(texts: list[str]) -> dict[str, Any]:
     Raises:
         ConfigError: An override has no ``=`` or an empty key.
     """
-    settings: dict[str, Any] = {}
+    settings: Overrides = {}
     for text in texts:
         keys, value = parse_override(text)
         dotted = ".".join(keys)
@@ -117,9 +130,9 @@ def parse_overrides(texts: list[str]) -> dict[str, Any]:
     return settings
 
 
-def apply_settings(data: dict[str, Any], settings: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
+def apply_settings(data: YamlMapping, settings: Mapping[str, YamlValue]) -> tuple[YamlMapping, set[str]]:
     """Return a copy of ``data`` with each ``dotted.key: value`` setting applied."""
-    result: dict[str, Any] = _deep_copy(data)
+    result = _deep_copy_mapping(data)
     touched: set[str] = set()
     for dotted, value in settings.items():
         keys = dotted.split(".")
@@ -140,9 +153,13 @@ def apply_settings(data: dict[str, Any], settings: Mapping[str, Any]) -> tuple[d
     return result, touched
 
 
-def _deep_copy(value: Any) -> Any:
+def _deep_copy_mapping(value: YamlMapping) -> YamlMapping:
+    return {key: _deep_copy(item) for key, item in value.items()}
+
+
+def _deep_copy(value: YamlValue) -> YamlValue:
     if isinstance(value, dict):
-        return {key: _deep_copy(item) for key, item in value.items()}
+        return _deep_copy_mapping(value)
     if isinstance(value, list):
         return [_deep_copy(item) for item in value]
     return value
@@ -150,7 +167,7 @@ def _deep_copy(value: Any) -> Any:
 
 def load_project(
     directory: str | os.PathLike[str],
-    settings: Mapping[str, Any] | None = None,
+    settings: Mapping[str, YamlValue] | None = None,
     *,
     results: str | None = None,
 ) -> Project:
@@ -217,7 +234,7 @@ def load_project(
     )
 
 
-def _implicit_providers(from_environment: Any) -> dict[str, Any]:
+def _implicit_providers(from_environment: Callable[[Mapping[str, str]], Mapping[str, ProviderConfig]]) -> YamlMapping:
     from oloproof._exceptions import ProviderConfigError
 
     try:

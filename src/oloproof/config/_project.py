@@ -13,7 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from oloproof._limits import MAX_NAME
-from oloproof.config._settings import NameAndVersion, RagParameters, omit_undeclared, text_settings
+from oloproof.config._settings import ModelDump, NameAndVersion, RagParameters, omit_undeclared, text_settings
+from oloproof.config._yaml import YamlMapping
 from oloproof.providers import ProviderConfig
 
 __all__ = ["ProjectConfig", "RagSettings", "StageTimeouts", "SystemSettings", "TaskRunnerSettings"]
@@ -50,10 +51,10 @@ class RagSettings(RagParameters, _RagObject):
     # first, so of several errors it is still the one reported.
     model_config = ConfigDict(extra="forbid")
 
-    retriever: dict[str, Any] | None = None
+    retriever: YamlMapping | None = None
     """Values of the retriever's declared parameters (``@rag_system(retriever=Model)``)."""
 
-    generator: dict[str, Any] | None = None
+    generator: YamlMapping | None = None
     """Values of the generator's declared parameters (``@rag_system(generator=Model)``)."""
 
     @field_validator(*text_settings(RagParameters), mode="before")
@@ -62,7 +63,7 @@ class RagSettings(RagParameters, _RagObject):
         return _as_text(value)
 
     @model_serializer(mode="wrap")
-    def _omit_undeclared(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _omit_undeclared(self, handler: SerializerFunctionWrapHandler) -> ModelDump:
         # A file without blocks dumps as it did before they existed (the run's config hash).
         return omit_undeclared(handler(self))
 
@@ -81,7 +82,7 @@ class SystemSettings(NameAndVersion):
     rag: RagSettings | None = None
     """Settings of a staged RAG system."""
 
-    generator: dict[str, Any] | None = None
+    generator: YamlMapping | None = None
     """Values of a plain system's declared parameters (``@system(generator=Model)``)."""
 
     @field_validator(*text_settings(NameAndVersion), mode="before")
@@ -90,7 +91,7 @@ class SystemSettings(NameAndVersion):
         return _as_text(value)
 
     @model_serializer(mode="wrap")
-    def _omit_undeclared(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _omit_undeclared(self, handler: SerializerFunctionWrapHandler) -> ModelDump:
         return omit_undeclared(handler(self))
 
 
@@ -161,7 +162,7 @@ class ProjectConfig(BaseModel):
     dataset: str
     """The cases file: a path relative to the project, or an fsspec URL."""
 
-    evaluators: list[dict[str, Any]] = Field(default_factory=list)
+    evaluators: list[YamlMapping] = Field(default_factory=list)
     """Evaluator entries, each with a ``type`` and that evaluator's options."""
 
     testing_criteria: list[Any] | str | None = None
@@ -182,7 +183,7 @@ class ProjectConfig(BaseModel):
     results: str | None = None
     """The results store URL; defaults to ``.oloproof/results`` inside the project."""
 
-    storage_options: dict[str, Any] = Field(default_factory=dict)
+    storage_options: YamlMapping = Field(default_factory=dict)
     """fsspec options for the store (e.g. ``endpoint_url``); credentials belong in the environment."""
 
     max_concurrency: int = Field(strict=True, default=8, ge=1)

@@ -11,7 +11,7 @@ every stage identity. Numbers are strict: ``top_k: "2"`` is refused, not read as
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, SerializerFunctionWrapHandler, model_serializer
 
@@ -20,6 +20,7 @@ from oloproof._limits import MAX_NAME
 __all__ = [
     "PARAMETER_BLOCKS",
     "REQUIRED",
+    "ModelDump",
     "NameAndVersion",
     "RagParameters",
     "SystemConfig",
@@ -79,11 +80,15 @@ class RagParameters(BaseModel):
     """An optional version of the retriever code (retrieval identity; at most 256 characters)."""
 
 
+# A module-level name: inside the settings models ``object`` is a field.
+ModelDump: TypeAlias = dict[str, object]
+"""A settings model as pydantic dumps it (Python or JSON mode), by field name."""
+
 PARAMETER_BLOCKS = ("retriever", "generator")
 """The stages a system may declare its own parameters for, by the name of their block."""
 
 
-def omit_undeclared(data: dict[str, Any]) -> dict[str, Any]:
+def omit_undeclared(data: ModelDump) -> ModelDump:
     """``data`` less each parameter block that is ``None`` (not declared).
 
     A system without parameters dumps to exactly the JSON it dumped before they
@@ -129,7 +134,7 @@ class SystemConfig(RagParameters, NameAndVersion, _Target):
     system, its own. ``None`` when the system declares none."""
 
     @model_serializer(mode="wrap")
-    def _omit_undeclared(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _omit_undeclared(self, handler: SerializerFunctionWrapHandler) -> ModelDump:
         return omit_undeclared(handler(self))
 
 

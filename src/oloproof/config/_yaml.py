@@ -15,16 +15,33 @@ not valid Unicode, are refused before anything is constructed.
 from __future__ import annotations
 
 from os import PathLike
-from typing import Any
+from typing import Any, TypeAlias
 
 import yaml
 
 from oloproof._exceptions import ConfigError
 from oloproof._limits import MAX_DEPTH, bad_text, dotted, shown
 
-__all__ = ["MAX_DEPTH", "MAX_VALUES", "load_yaml_with_lines", "locate", "read_config_text", "yaml_lines", "yaml_value"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_VALUES",
+    "YamlMapping",
+    "YamlValue",
+    "load_yaml_with_lines",
+    "locate",
+    "read_config_text",
+    "yaml_lines",
+    "yaml_value",
+]
 
 Path = tuple[str | int, ...]
+
+YamlValue: TypeAlias = object
+"""A value as YAML gives it (text, a number, a boolean, a date, a list, a mapping or
+null), before a model or a library checks it."""
+
+YamlMapping: TypeAlias = dict[str, YamlValue]
+"""A mapping as YAML gives it, before a model or a library checks it."""
 
 MAX_VALUES = 100_000
 """The most values (keys, items and scalars, aliases expanded) a configuration may hold."""

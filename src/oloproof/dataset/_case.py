@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from oloproof._limits import MAX_NAME
+from oloproof.records._base import Json
 
 __all__ = ["Case", "Expected", "GoldPassage", "RelevantUnit"]
 
@@ -85,6 +86,6 @@ class Case(BaseModel):
     expected: Expected = Field(default_factory=Expected)
     """What a correct run produces."""
 
-    # The line's own JSON, kept as it is: slices read any field of it.
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    # The line's own JSON, kept as it is (not validated value by value): slices read any field of it.
+    metadata: dict[str, Json] = Field(default_factory=dict)
     """Free-form fields, usable as ``metadata.<field>`` slices."""

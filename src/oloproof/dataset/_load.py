@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import fsspec
-from pydantic import ValidationError
+from pydantic import JsonValue, ValidationError
 
 from oloproof._exceptions import DatasetError
 from oloproof._json import load_json
@@ -47,7 +48,7 @@ class Dataset:
         return len(self.cases)
 
 
-def load_cases(url: str, storage_options: dict[str, Any] | None = None, *, recorded: bool = False) -> Dataset:
+def load_cases(url: str, storage_options: Mapping[str, object] | None = None, *, recorded: bool = False) -> Dataset:
     """Load and validate a JSONL cases file.
 
     Blank lines are skipped. Every problem names the file, line and field.
@@ -114,7 +115,7 @@ def _read_line(raw: bytes, *, url: str, number: int, recorded: bool) -> Case | N
     return _parse_line(line, url=url, number=number)
 
 
-def _object(line: str, *, url: str, number: int) -> dict[str, Any]:  # a line's JSON, before validation
+def _object(line: str, *, url: str, number: int) -> dict[str, JsonValue]:  # a line's JSON, before validation
     data = load_json(line, error=DatasetError, path=url, line=number)
     if not isinstance(data, dict):
         raise DatasetError(

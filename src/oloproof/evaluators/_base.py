@@ -90,7 +90,7 @@ class EvaluatorOptions(BaseModel):
     """The name the metric is reported under; each type has a default."""
 
     # As the YAML gives it: parse_template reports a value that is not a template.
-    data_mapping: dict[str, Any] | None = None
+    data_mapping: dict[str, object] | None = None
     """Where each input comes from, as templates: ``{"query": "{{item.query}}"}``
     (``item``: the dataset row; ``sample``: what the system produced). Inputs it does
     not name are read as the evaluator reads them by default."""
@@ -225,7 +225,7 @@ class Verdict:
     reason: str | None = None
     """The evaluator's reason, or why the case was skipped or failed."""
     # Any JSON the evaluator chooses: stored as the judgment row's ``detail`` as it is.
-    detail: dict[str, Any] = field(default_factory=dict)
+    detail: dict[str, object] = field(default_factory=dict)
     """What the evaluator reports besides the score."""
     call: JudgeCall | None = None
     """The judge call's accounting (provider, model, tokens, retries, raw reply on error)."""

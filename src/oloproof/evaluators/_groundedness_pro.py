@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field, ValidationError
+from pydantic import Field, JsonValue, ValidationError
+from typing_extensions import TypedDict
 
 from oloproof.evaluators._base import (
     MISSING,
@@ -50,6 +51,20 @@ INLINE_PROVIDER = "content_safety"
 _INLINE = ("endpoint", "api_key_env", "timeout_s")
 
 
+class GroundednessFields(TypedDict):
+    """What ``groundedness_pro`` reads and sends.
+
+    Attributes:
+        query: The query; ``None`` when the case has none (then the service summarises).
+        response: The answer.
+        sources: The context's passages.
+    """
+
+    query: str | None
+    response: str
+    sources: list[str]
+
+
 class GroundednessProOptions(EvaluatorOptions):
     """Options of ``groundedness_pro``."""
 
@@ -78,7 +93,7 @@ class GroundednessProOptions(EvaluatorOptions):
 
 
 @evaluator("groundedness_pro")
-class GroundednessPro(Evaluator):
+class GroundednessPro(Evaluator[GroundednessFields]):
     """Passes when the content-safety service finds nothing ungrounded in the answer."""
 
     options_model = GroundednessProOptions
@@ -153,7 +168,7 @@ class GroundednessPro(Evaluator):
     def providers(self) -> tuple[str, ...]:
         return () if self.options.provider is None else (self.options.provider,)
 
-    def read(self, case: CaseView) -> dict[str, Any] | Verdict:
+    def read(self, case: CaseView) -> GroundednessFields | Verdict:
         context = self.mapped(case, "context")
         if context is UNMAPPED:
             if case.context is None:
@@ -178,14 +193,14 @@ class GroundednessPro(Evaluator):
         query = None if query is MISSING or query is None else input_text(query)
         return {"query": query, "response": input_text(answer), "sources": sources}
 
-    async def judge(self, fields: dict[str, Any], ctx: JudgeContext) -> Verdict:
+    async def judge(self, fields: GroundednessFields, ctx: JudgeContext) -> Verdict:
         from oloproof.providers._content_safety import groundedness_request
 
-        body: dict[str, Any] = {
+        body: dict[str, JsonValue] = {  # the service's request body
             "domain": "Generic",
             "task": "QnA" if fields["query"] else "Summarization",
             "text": fields["response"],
-            "groundingSources": fields["sources"],
+            "groundingSources": list(fields["sources"]),
             "reasoning": False,
         }
         if fields["query"]:

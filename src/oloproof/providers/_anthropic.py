@@ -53,7 +53,7 @@ class AnthropicAdapter:
     async def send(self, request: JudgeRequest, mode: str, extra: list[Message]) -> Reply:
         """One message in ``mode``."""
         system = request.system
-        options: dict[str, Any] = {}
+        options: dict[str, Any] = {}  # the SDK's keyword arguments
         if mode == "json_schema":
             name = tool_name(request.schema_name)
             options["tools"] = [
@@ -131,7 +131,7 @@ def _reply(message: Any) -> Reply:
     stop = getattr(message, "stop_reason", None)
     finish = FINISH_REASONS.get(stop, stop) if stop is not None else None
     texts: list[str] = []
-    tool: dict[str, Any] | None = None
+    tool: dict[str, Any] | None = None  # the reply's tool_use block, as the API writes it
     for block in blocks:
         kind = getattr(block, "type", None)
         if kind == "tool_use" and tool is None:

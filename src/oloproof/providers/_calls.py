@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from pydantic import JsonValue
 
 __all__ = ["JudgeCall", "JudgeRequest"]
 
@@ -20,7 +21,7 @@ class JudgeRequest:
     """The system prompt."""
     user: str
     """The user message."""
-    schema: dict[str, Any]
+    schema: dict[str, JsonValue]
     """A JSON Schema of the reply object (``"type": "object"`` with ``properties``)."""
     schema_name: str
     """A short name of the schema (OpenAI's ``json_schema.name``, Anthropic's tool name)."""
@@ -54,7 +55,7 @@ class JudgeCall:
     ``raw`` keeps whatever reply text came back, so nothing is guessed.
     """
 
-    data: dict[str, Any] | None
+    data: dict[str, JsonValue] | None
     """The reply object, validated against the schema; ``None`` on error."""
     error: str | None
     """Why the call failed, in one line; ``None`` when it succeeded."""

@@ -15,10 +15,11 @@ breaker read those, so this provider needs no rules of its own.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
 
 import httpx2
 import openai
+from pydantic import JsonValue
 
 from oloproof.providers._calls import JudgeRequest
 from oloproof.providers._config import ProviderConfig
@@ -40,7 +41,7 @@ DEFAULT_API_VERSION = "2024-09-15-preview"
 GROUNDEDNESS = "text:detectGroundedness"
 """The groundedness detection operation, under ``<endpoint>/contentsafety/``."""
 
-GROUNDEDNESS_SCHEMA: dict[str, Any] = {
+GROUNDEDNESS_SCHEMA: dict[str, JsonValue] = {
     "type": "object",
     "properties": {"ungroundedDetected": {"type": "boolean"}},
     "required": ["ungroundedDetected"],
@@ -52,7 +53,7 @@ _MODE = "rest"
 _KEY_HEADER = "Ocp-Apim-Subscription-Key"
 
 
-def groundedness_request(body: dict[str, Any], api_version: str = DEFAULT_API_VERSION) -> JudgeRequest:
+def groundedness_request(body: Mapping[str, JsonValue], api_version: str = DEFAULT_API_VERSION) -> JudgeRequest:
     """The pool's request for one groundedness detection of ``body``."""
     return JudgeRequest(
         system="",

@@ -13,6 +13,8 @@ import json
 import math
 from typing import Any
 
+from pydantic import JsonValue
+
 __all__ = ["extract_object", "schema_problem"]
 
 _DECODER = json.JSONDecoder()
@@ -39,7 +41,7 @@ _TYPES = {
 }
 
 
-def extract_object(text: str) -> dict[str, Any] | None:
+def extract_object(text: str) -> dict[str, JsonValue] | None:
     """The first JSON object in ``text``, or ``None``.
 
     Prose around the object and Markdown code fences are skipped: the object is
@@ -67,6 +69,7 @@ def extract_object(text: str) -> dict[str, Any] | None:
     return None
 
 
+# A JSON Schema document, walked as written: its keywords hold any JSON.
 def schema_problem(value: Any, schema: dict[str, Any], path: str = "") -> str | None:
     """What is wrong with ``value`` under ``schema``, in a few words, or ``None``.
 
@@ -115,7 +118,7 @@ def schema_problem(value: Any, schema: dict[str, Any], path: str = "") -> str | 
     return None
 
 
-def _bounds(value: float, schema: dict[str, Any], where: str) -> str | None:
+def _bounds(value: float, schema: dict[str, Any], where: str) -> str | None:  # a JSON Schema, as above
     if "minimum" in schema and value < schema["minimum"]:
         return f"{where} is {_show(value)}, below the minimum {_show(schema['minimum'])}"
     if "maximum" in schema and value > schema["maximum"]:

@@ -65,7 +65,7 @@ class OpenAIAdapter:
         )
         messages: list[Mapping[str, object]] = [{"role": "system", "content": system}] if system else []
         messages += [{"role": "user", "content": request.user}, *extra]
-        options: dict[str, Any] = {self._budget: request.max_tokens}
+        options: dict[str, Any] = {self._budget: request.max_tokens}  # the SDK's keyword arguments
         if mode == "json_schema":
             options["response_format"] = {
                 "type": "json_schema",

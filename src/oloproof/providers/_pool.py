@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from pydantic import JsonValue
+
 from oloproof._exceptions import ProviderConfigError
 from oloproof.providers._breaker import UNREACHABLE_AFTER, Breaker, ProviderHealth
 from oloproof.providers._budget import BudgetSpent, TimeBudget, current_budget
@@ -239,7 +241,7 @@ class ProviderPool:
         config: ProviderConfig,
         request: JudgeRequest,
         trace: Trace,
-        data: dict[str, Any] | None,
+        data: dict[str, JsonValue] | None,
         error: str | None,
         started: float,
     ) -> JudgeCall:

@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypedDict
 
+from pydantic import JsonValue
+
 from oloproof.providers._calls import JudgeRequest
 from oloproof.providers._extract import extract_object, schema_problem
 from oloproof.providers._retry import Failure, GaveUp
@@ -149,7 +151,7 @@ def tool_name(schema_name: str) -> str:
     return name or "reply"
 
 
-def instruction(schema: dict[str, Any]) -> str:
+def instruction(schema: Mapping[str, JsonValue]) -> str:
     """What the system prompt gains in modes without native schemas."""
     return "Reply with one JSON object and nothing else, matching this JSON Schema:\n" + json.dumps(
         schema, ensure_ascii=False, sort_keys=True
@@ -171,7 +173,7 @@ async def ask(
     modes: ModeCache,
     key: tuple[str, str],
     trace: Trace,
-) -> tuple[dict[str, Any] | None, str | None]:
+) -> tuple[dict[str, JsonValue] | None, str | None]:
     """Ask for the reply object down the ladder.
 
     Args:
@@ -204,7 +206,7 @@ async def ask(
 
 async def _exchange(
     adapter: Adapter, request: JudgeRequest, send: Send, mode: str, trace: Trace
-) -> tuple[dict[str, Any] | None, str | None]:
+) -> tuple[dict[str, JsonValue] | None, str | None]:
     """One mode: the request, and at most one re-ask."""
     extra: list[Message] = []
     problem = None
@@ -221,7 +223,7 @@ async def _exchange(
     return None, f"invalid reply after one re-ask: {problem}"
 
 
-def _read(reply: Reply, schema: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+def _read(reply: Reply, schema: dict[str, JsonValue]) -> tuple[dict[str, JsonValue] | None, str | None]:
     """The reply object, or what is wrong with it."""
     data = reply.data if isinstance(reply.data, dict) else extract_object(reply.raw or "")
     if data is None:

@@ -3,7 +3,7 @@
 from oloproof.report._cases import render_run_cases
 from oloproof.report._catalogue import catalogue_results
 from oloproof.report._facts import best_relevant_position, case_facts, slice_value, slice_values
-from oloproof.report._judge_errors import judge_error_lines, provider_errors
+from oloproof.report._judge_errors import ProviderErrors, judge_error_lines, provider_errors
 from oloproof.report._render import (
     basis_text,
     cache_lines,
@@ -19,6 +19,7 @@ from oloproof.report._render import (
 from oloproof.report._summary import summarize_criterion, summarize_metrics
 
 __all__ = [
+    "ProviderErrors",
     "basis_text",
     "best_relevant_position",
     "cache_lines",

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from oloproof import stats
-from oloproof.records import EstimateLine, JudgeEstimate, MetricLine, MetricSummary, RunReport
-from oloproof.report._judge_errors import judge_error_lines
+from oloproof.records import EstimateLine, JudgeEstimate, JudgeUsage, MetricLine, MetricSummary, RunReport
+from oloproof.report._judge_errors import Judges, judge_error_lines, judge_usages
 
 __all__ = [
     "basis_text",
@@ -62,7 +62,7 @@ def basis_text(row: MetricSummary) -> str:
     return f"mean of {row['observed']} observed{counts}"
 
 
-def judges_line(judges: list[dict[str, Any]]) -> list[str]:
+def judges_line(judges: Judges) -> list[str]:
     """``Judges: 65 judgments · 68 requests · 0 cached · 41,230 tokens · $0.12 · 3 retries · 0 errors``
     over every provider and model; nothing when the run had no LLM judge.
 
@@ -70,34 +70,30 @@ def judges_line(judges: list[dict[str, Any]]) -> list[str]:
     them (retries and re-asks included). A manifest of an earlier version, which
     counted only ``calls``, shows them as judgments and each with its retries as requests.
     """
-    if not judges:
+    usages = judge_usages(judges)
+    if not usages:
         return []
-
-    def total(name: str) -> int:
-        return sum(int(entry[name]) for entry in judges)
 
     def counted(count: int, one: str, many: str) -> str:
         return f"{count:,} {one if count == 1 else many}"
 
-    def judged(entry: dict[str, Any]) -> int:
-        value = entry.get("judgments")
-        return int(entry["calls"] if value is None else value)
+    def judged(entry: JudgeUsage) -> int:
+        return entry.calls if entry.judgments is None else entry.judgments
 
-    def sent(entry: dict[str, Any]) -> int:
-        value = entry.get("requests")
-        return int(entry["calls"]) + int(entry["retries"]) if value is None else int(value)
+    def sent(entry: JudgeUsage) -> int:
+        return entry.calls + entry.retries if entry.requests is None else entry.requests
 
-    judgments = sum(judged(entry) for entry in judges)
-    requests = sum(sent(entry) for entry in judges)
-    costs = [entry["cost_usd"] for entry in judges if entry["cost_usd"] is not None]
+    judgments = sum(judged(entry) for entry in usages)
+    requests = sum(sent(entry) for entry in usages)
+    costs = [entry.cost_usd for entry in usages if entry.cost_usd is not None]
     parts = [
         counted(judgments, "judgment", "judgments"),
         counted(requests, "request", "requests"),
-        f"{total('cached'):,} cached",
-        counted(total("input_tokens") + total("output_tokens"), "token", "tokens"),
+        f"{sum(entry.cached for entry in usages):,} cached",
+        counted(sum(entry.input_tokens + entry.output_tokens for entry in usages), "token", "tokens"),
         *([f"${sum(costs):,.2f}"] if costs else []),
-        counted(total("retries"), "retry", "retries"),
-        counted(total("errors"), "error", "errors"),
+        counted(sum(entry.retries for entry in usages), "retry", "retries"),
+        counted(sum(entry.errors for entry in usages), "error", "errors"),
     ]
     return ["Judges: " + " · ".join(parts)]
 
