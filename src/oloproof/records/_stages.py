@@ -17,6 +17,7 @@ from pydantic import Discriminator, Field, JsonValue, Tag, TypeAdapter
 from typing_extensions import TypedDict
 
 from oloproof.records._base import Json, JsonObject, Record
+from oloproof.records._cases import DroppedEntry
 
 __all__ = [
     "AssembledPassage",
@@ -69,24 +70,8 @@ class AssembledPassage(TypedDict):
     tokens: int | None
 
 
-class DroppedPassage(TypedDict):
-    """A candidate left out of the context, and why.
-
-    Attributes:
-        position: Its 1-based position among the retrieval's candidates.
-        doc_id: The passage's document.
-        chunk_id: Its chunk, when the corpus is chunked.
-        text: The passage text.
-        reason: ``beyond_top_k`` or ``token_budget``.
-        tokens: Its token count, when it was counted.
-    """
-
-    position: int
-    doc_id: str
-    chunk_id: str | None
-    text: str | None
-    reason: str
-    tokens: int | None
+DroppedPassage = DroppedEntry
+"""A candidate left out of the context, and why: the ``cases`` table's own entry."""
 
 
 class StageRecord(Record):
