@@ -225,5 +225,9 @@ def test_a_generator_parameter_changes_the_generation_identity_only():
 def test_no_declared_parameters_keep_the_identities_of_a_system_without_them():
     # Declaring a model with no fields is declaring parameters: their (empty) JSON counts.
     assert retrieval_key(_with(retriever={}), INPUT) != retrieval_key(SYSTEM, INPUT)
-    assert execution_key(_with(retriever=None, generator=None), INPUT) == execution_key(SYSTEM, INPUT)
+    # Without parameters, the execution identity is what it was before they existed: the
+    # whole configuration as JSON, less the object, beside the input.
+    before = {key: value for key, value in SYSTEM_JSON.items() if key != "object"}
+    expected = content_hash({"stage": "execute", "schema": SCHEMA_VERSION, "system": before, "input": INPUT})
+    assert execution_key(_with(retriever=None, generator=None), INPUT) == expected
     assert SystemConfig(**SYSTEM_JSON).model_dump(mode="json") == SYSTEM_JSON

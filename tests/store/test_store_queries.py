@@ -125,3 +125,24 @@ def test_a_statement_s_thread_is_gone_when_its_answer_is_back(queries):
     for _ in range(60):
         queries.query("SELECT run_id FROM runs")
         assert not oloproof.store.statements_running()
+
+
+def test_a_judgments_table_written_before_requests_were_counted_reads_beside_a_new_one(tmp_path):
+    # Tables of earlier versions have no `requests` column: the view reads them by name, as null.
+    from dataclasses import replace
+
+    from judged_runs import judged_run, write_run
+
+    from oloproof.store import JUDGMENTS, ResultsStore, run_table
+
+    store = ResultsStore(str(tmp_path / "results"))
+    new, old = judged_run("run_new", [4, 2]), judged_run("run_old", [5, 1])
+    for row in new["judgments"]:
+        row["requests"] = 1
+    write_run(store, new)
+    earlier = replace(JUDGMENTS, columns=tuple(column for column in JUDGMENTS.columns if column[0] != "requests"))
+    assert len(earlier.columns) == len(JUDGMENTS.columns) - 1
+    write_run(store, old)
+    store.write_table(run_table("run_old", "judgments"), old["judgments"], earlier)  # over the new-schema one
+    _, rows = store.query("select run_id, count(*), count(requests), sum(requests) from judgments group by 1 order by 1")
+    assert rows == [("run_new", 4, 4, 4), ("run_old", 4, 0, None)]

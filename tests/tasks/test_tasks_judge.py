@@ -209,3 +209,17 @@ def test_a_batch_s_identities_name_each_evaluator_s_spec(project):
     judge = next(e for e in env.evaluators if e.is_llm_judge)
     relevance = [key for slot, key in identities if slot.endswith("\x1frelevance")]
     assert len(relevance) == 3 and all(key.endswith(f":{judge.spec_hash}") for key in relevance)
+
+
+def test_a_row_replayed_from_an_earlier_run_is_this_run_s_hit_with_no_requests():
+    from oloproof.records import JudgmentRow
+
+    earlier = JudgmentRow(run_id="run_earlier", case_id="c1", criterion="relevance", evaluator="relevance",
+                          spec_hash="s", status="observed", outcome="completed", detail={}, judgment_key="k1",
+                          hit=False, provider="local", model="judge-model", requests=3)  # fmt: skip
+    unjudged = earlier.model_copy(update={"judgment_key": None, "requests": None})
+    mine = earlier.model_copy(update={"run_id": "run_now"})
+    replayed, not_judged, own = settle_judgments([earlier, unjudged, mine], "run_now")
+    assert (replayed.run_id, replayed.hit, replayed.requests) == ("run_now", True, None)
+    assert (not_judged.run_id, not_judged.hit) == ("run_now", False)
+    assert own is mine  # this run's own row keeps the requests it sent

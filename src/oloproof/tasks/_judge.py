@@ -329,9 +329,11 @@ def judge_cases(
 
 def settle_judgments(rows: list[JudgmentRow], run_id: str) -> list[JudgmentRow]:
     """The run's judgment rows: one replayed from Prefect's batch cache (made by an
-    earlier run) is this run's row, and a hit when anything was judged."""
-    return [
-        row if row.run_id == run_id
-        else row.model_copy(update={"run_id": run_id, "hit": row.hit or row.judgment_key is not None})
-        for row in rows
-    ]
+    earlier run) is this run's row, and a hit when anything was judged, with no
+    requests: this run sent none for it."""
+    return [row if row.run_id == run_id else _replayed(row, run_id) for row in rows]
+
+
+def _replayed(row: JudgmentRow, run_id: str) -> JudgmentRow:
+    hit = row.hit or row.judgment_key is not None
+    return row.model_copy(update={"run_id": run_id, "hit": hit, "requests": None if hit else row.requests})
