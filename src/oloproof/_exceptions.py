@@ -8,7 +8,9 @@ The hierarchy::
     │   └── ProviderConfigError                     an LLM provider: unknown type, missing
     │                                               key variable, unreachable endpoint
     ├── DatasetError(OloproofError, ValueError)     a cases file: JSON, ids, field types
-    │   └── LabelError                              a human labels file: ids, scale, duplicates
+    │   ├── LabelError                              a human labels file: ids, scale, duplicates
+    │   └── TranscriptError                         an agent's transcript: items, tool call ids,
+    │                                               arguments
     ├── SystemContractError(OloproofError, TypeError)
     │                                               a user system broke the API contract
     │                                               (not a case that raised: that is *missing*)
@@ -40,6 +42,7 @@ __all__ = [
     "StatsError",
     "StoreError",
     "SystemContractError",
+    "TranscriptError",
     "UsageError",
 ]
 
@@ -97,6 +100,14 @@ class DatasetError(OloproofError, ValueError):
 
 class LabelError(DatasetError):
     """A human labels file is malformed or does not fit its run and sample."""
+
+
+class TranscriptError(DatasetError):
+    """An agent's transcript is malformed: an unknown item, a result for no call, bad arguments.
+
+    ``field`` is the path inside the transcript's JSON value, e.g.
+    ``[2].tool_calls[0].function.arguments``.
+    """
 
 
 class SystemContractError(OloproofError, TypeError):
