@@ -93,7 +93,7 @@ def test_a_context_tool_that_found_nothing_is_applicable_with_no_passages():
     assert (extraction.not_applicable, extraction.passages) == (None, ())
 
 
-def test_a_string_response_without_tools_is_not_applicable():
+def test_a_single_assistant_message_is_not_applicable():
     transcript = Transcript(messages=(Message(role="assistant", texts=(ANSWER,)),))
     assert extract_context(transcript).not_applicable == "no_context_tool_results"
 

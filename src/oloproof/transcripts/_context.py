@@ -6,10 +6,10 @@ import json
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import JsonValue
 
 from oloproof._exceptions import ConfigError
-from oloproof.transcripts._model import Message, ToolCall, ToolResult, Transcript
+from oloproof.transcripts._model import Frozen, Message, ToolCall, ToolResult, Transcript
 from oloproof.transcripts._reading import at, expect_list, expect_object, expect_string, fail, kind
 
 __all__ = ["FILE_SEARCH", "ContextPassage", "ContextTool", "Extraction", "extract_context"]
@@ -18,11 +18,7 @@ FILE_SEARCH = "file_search"
 """The vendor's retrieval tool, always a context tool."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(use_attribute_docstrings=True, frozen=True, extra="forbid")
-
-
-class ContextTool(_Frozen):
+class ContextTool(Frozen):
     """A tool, besides ``file_search``, whose results are the context.
 
     Its result is a list of objects (or JSON text of one), each one passage, in rank order.
@@ -38,7 +34,7 @@ class ContextTool(_Frozen):
     """The entry of each result object holding the passage's text (a string)."""
 
 
-class ContextPassage(_Frozen):
+class ContextPassage(Frozen):
     """One retrieved passage of the context."""
 
     number: int
@@ -60,7 +56,7 @@ class ContextPassage(_Frozen):
     """The 1-based rank of its result within that call's results."""
 
 
-class Extraction(_Frozen):
+class Extraction(Frozen):
     """What a judge reads of a transcript."""
 
     response: str

@@ -6,17 +6,19 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
-__all__ = ["Message", "Role", "ToolCall", "ToolResult", "Transcript"]
+__all__ = ["Frozen", "Message", "Role", "ToolCall", "ToolResult", "Transcript"]
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 """Who wrote a message; the results of tool calls are always in ``tool`` messages."""
 
 
-class _Frozen(BaseModel):
+class Frozen(BaseModel):
+    """The base of the package's models: frozen, unknown fields refused."""
+
     model_config = ConfigDict(use_attribute_docstrings=True, frozen=True, extra="forbid")
 
 
-class ToolCall(_Frozen):
+class ToolCall(Frozen):
     """One call of a tool, as the model asked for it."""
 
     name: str
@@ -29,7 +31,7 @@ class ToolCall(_Frozen):
     """The call's arguments, a parsed JSON object."""
 
 
-class ToolResult(_Frozen):
+class ToolResult(Frozen):
     """What one tool call returned."""
 
     call_id: str
@@ -39,7 +41,7 @@ class ToolResult(_Frozen):
     """The result as given: text stays a string (never decoded here), structured results stay JSON."""
 
 
-class Message(_Frozen):
+class Message(Frozen):
     """One message of a transcript."""
 
     role: Role
@@ -55,7 +57,7 @@ class Message(_Frozen):
     """The tool results the message carries (``tool`` messages only, one result each)."""
 
 
-class Transcript(_Frozen):
+class Transcript(Frozen):
     """An agent's conversation, read from any of the supported formats."""
 
     messages: tuple[Message, ...]

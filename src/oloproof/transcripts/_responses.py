@@ -122,7 +122,8 @@ def _file_search(reader: _Reader, item: dict[str, Any], path: str) -> None:
     queries = expect_list(field(item, "queries", path), at(path, "queries"))
     for number, query in enumerate(queries):
         expect_string(query, at(at(path, "queries"), number))
-    call = reader.builder.call("file_search", "type", field(item, "id", path), at(path, "id"), {"queries": queries})
+    call = reader.builder.call("file_search", at(path, "type"), field(item, "id", path), at(path, "id"),
+                               {"queries": queries})
     reader.call(call)
     if item.get("results") is None:
         return
