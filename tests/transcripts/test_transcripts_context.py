@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from conversations import ANSWER, EXPECTED, FORMATS, QUESTION, SEARCH_FORMATS
@@ -137,3 +138,19 @@ def test_file_search_or_a_tool_named_twice_is_a_configuration_error(tools):
     with pytest.raises(ConfigError) as caught:
         extract_context(_search(), tools)
     assert caught.value.field == f"context_tools[{len(tools) - 1}]"
+
+
+@pytest.mark.parametrize(
+    ("messages", "message"),
+    [
+        pytest.param([Message(role="tool", tool_results=(ToolResult(call_id="x", content=""),))],
+                     "messages[0]: result for 'x' answers no earlier unanswered call", id="result-for-no-call"),
+        pytest.param([Message(role="user", tool_calls=(ToolCall(name="f", id="x", arguments={}),))],
+                     "messages[0]: only assistant messages make tool calls", id="call-in-a-user-message"),
+        pytest.param([Message(role="assistant", tool_calls=(ToolCall(name="f", id="x", arguments={}),) * 2)],
+                     "call id 'x' is already an earlier call's", id="call-id-twice"),
+    ],
+)
+def test_a_transcript_built_by_hand_pairs_calls_and_results(messages, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Transcript(messages=tuple(messages))

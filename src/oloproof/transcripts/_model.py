@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, ConfigDict, JsonValue, model_validator
 
 __all__ = ["Frozen", "Message", "Role", "ToolCall", "ToolResult", "Transcript"]
 
@@ -62,3 +62,25 @@ class Transcript(Frozen):
 
     messages: tuple[Message, ...]
     """The messages in order."""
+
+    @model_validator(mode="after")
+    def _calls_and_results_pair(self) -> Self:
+        # The readers check this with paths into their input; this keeps a transcript built
+        # by hand just as consistent, so extraction never meets a result without its call.
+        calls: set[str] = set()
+        answered: set[str] = set()
+        for index, message in enumerate(self.messages):
+            if message.tool_calls and message.role != "assistant":
+                raise ValueError(f"messages[{index}]: only assistant messages make tool calls")
+            if message.tool_results and message.role != "tool":
+                raise ValueError(f"messages[{index}]: only tool messages carry tool results")
+            for call in message.tool_calls:
+                if call.id in calls:
+                    raise ValueError(f"messages[{index}]: call id '{call.id}' is already an earlier call's")
+                calls.add(call.id)
+            for result in message.tool_results:
+                if result.call_id not in calls or result.call_id in answered:
+                    raise ValueError(f"messages[{index}]: result for '{result.call_id}' answers no earlier"
+                                     " unanswered call")
+                answered.add(result.call_id)
+        return self
