@@ -16,7 +16,7 @@ from oloproof.transcripts._reading import (
     fail,
     field,
     joined_text,
-    role,
+    messages,
 )
 
 __all__ = ["read_anthropic_messages"]
@@ -44,10 +44,7 @@ def read_anthropic_messages(value: object) -> Transcript:
         TranscriptError: The value is not such a list; the error names the path.
     """
     builder = Builder()
-    for index, entry in enumerate(expect_list(value, "", "a list of messages")):
-        path = at("", index)
-        message = expect_object(entry, path)
-        who = role(field(message, "role", path), at(path, "role"), _ROLES)
+    for path, message, who in messages(value, _ROLES):
         content = field(message, "content", path)
         if isinstance(content, str):
             builder.message(who, [content])

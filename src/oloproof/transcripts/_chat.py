@@ -14,8 +14,8 @@ from oloproof.transcripts._reading import (
     fail,
     field,
     joined_text,
+    messages,
     parse_arguments,
-    role,
 )
 
 __all__ = ["read_chat_messages"]
@@ -42,10 +42,7 @@ def read_chat_messages(value: object) -> Transcript:
         TranscriptError: The value is not such a list; the error names the path.
     """
     builder = Builder()
-    for index, entry in enumerate(expect_list(value, "", "a list of messages")):
-        path = at("", index)
-        message = expect_object(entry, path)
-        who = role(field(message, "role", path), at(path, "role"), _ROLES)
+    for path, message, who in messages(value, _ROLES):
         content = message.get("content")
         if who == "tool":
             output = content if isinstance(content, str) else joined_text(

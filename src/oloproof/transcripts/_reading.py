@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pydantic import JsonValue
@@ -21,6 +21,7 @@ __all__ = [
     "field",
     "joined_text",
     "kind",
+    "messages",
     "parse_arguments",
     "role",
 ]
@@ -115,6 +116,14 @@ def role(value: object, path: str, allowed: frozenset[str] = ROLES) -> Role:
     if value not in allowed:
         raise fail(path, f"expected a role in {sorted(allowed)}, got {value!r}")
     return value  # type: ignore[return-value]  # checked against the literal's values just above
+
+
+def messages(value: object, allowed: frozenset[str] = ROLES) -> Iterator[tuple[str, dict[str, Any], Role]]:
+    """Each message of a list of messages: its path, the message object and its role (one of ``allowed``)."""
+    for index, entry in enumerate(expect_list(value, "", "a list of messages")):
+        path = at("", index)
+        message = expect_object(entry, path)
+        yield path, message, role(field(message, "role", path), at(path, "role"), allowed)
 
 
 class Builder:

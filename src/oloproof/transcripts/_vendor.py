@@ -13,7 +13,7 @@ from oloproof.transcripts._reading import (
     expect_string,
     fail,
     field,
-    role,
+    messages,
 )
 
 __all__ = ["read_vendor_messages"]
@@ -40,10 +40,7 @@ def read_vendor_messages(value: object) -> Transcript:
         TranscriptError: The value is not such a list; the error names the path.
     """
     builder = Builder()
-    for index, entry in enumerate(expect_list(value, "", "a list of messages")):
-        path = at("", index)
-        message = expect_object(entry, path)
-        who = role(field(message, "role", path), at(path, "role"), _ROLES)
+    for path, message, who in messages(value, _ROLES):
         content = field(message, "content", path)
         if who == "tool":
             _result(builder, message, content, path)
