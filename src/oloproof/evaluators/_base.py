@@ -171,6 +171,10 @@ class CaseView:
     recorded: bool = False
     """Whether the row is recorded data: no system ran, so there is no ``sample``
     and every input defaults to the row's field of the same name."""
+    output_items: list[JsonValue] | None = None
+    """A live agent's transcript (``{{sample.output_items}}``), in the vendor's agent
+    message format: the user's input, each tool call and its result, the final
+    answer; ``None`` for systems that are not agents."""
 
 
 class JudgeCall(TypedDict, total=False):
@@ -312,7 +316,8 @@ class Evaluator(ABC, Generic[F]):
         if template is None:
             return get_field(case.item, name) if case.recorded else UNMAPPED
         sample = None if case.recorded else sample_of(
-            case.output, getattr(self.options, "response_field", None), case.context, case.candidates
+            case.output, getattr(self.options, "response_field", None), case.context, case.candidates,
+            case.output_items,
         )
         return template.render(case.item, sample)
 

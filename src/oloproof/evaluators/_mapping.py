@@ -156,6 +156,7 @@ class Sample(TypedDict, total=False):
         context: The passages the generator saw.
         candidates: The retrieval, as passages.
         retrieved_documents: The retrieval in the catalogue's shape.
+        output_items: A live agent's transcript, in the vendor's agent message format.
     """
 
     output: Any
@@ -163,6 +164,7 @@ class Sample(TypedDict, total=False):
     context: list[dict[str, JsonValue]]
     candidates: list[dict[str, JsonValue]]
     retrieved_documents: list[RetrievedDocument]
+    output_items: list[JsonValue]
 
 
 def sample_of(
@@ -170,6 +172,7 @@ def sample_of(
     response_field: str | None,
     context: list[dict[str, JsonValue]] | None,
     candidates: list[dict[str, JsonValue]] | None,
+    output_items: list[JsonValue] | None = None,
 ) -> Sample:
     """What ``{{sample.…}}`` reads for a system's output.
 
@@ -178,7 +181,8 @@ def sample_of(
     passages the generator saw, ``candidates`` the retrieval as passages and
     ``retrieved_documents`` the retrieval in the catalogue's shape
     (``document_id``, ``relevance_score``: the first of ``n`` candidates scores
-    ``n``, so the order is the retriever's whatever its own scores say).
+    ``n``, so the order is the retriever's whatever its own scores say) and
+    ``output_items`` a live agent's transcript.
     """
     from oloproof.evaluators._fields import text_field
 
@@ -194,4 +198,6 @@ def sample_of(
             {"document_id": str(item.get("doc_id")), "relevance_score": float(len(candidates) - rank)}
             for rank, item in enumerate(candidates)
         ]
+    if output_items is not None:
+        sample["output_items"] = output_items
     return sample
