@@ -11,8 +11,10 @@ from oloproof._exceptions import (
     StoreError,
     SystemContractError,
 )
-from oloproof._system._decorators import rag_system, system
+from oloproof._system._agent import tool
+from oloproof._system._decorators import agent_system, rag_system, system
 from oloproof._system._passage import Passage, Retrieval
+from oloproof._system._toolbox import Tools
 
 
 def _installed_version() -> str:
@@ -34,6 +36,9 @@ __all__ = [
     "Retrieval",
     "StoreError",
     "SystemContractError",
+    "Tools",
+    "agent_system",
     "rag_system",
     "system",
+    "tool",
 ]

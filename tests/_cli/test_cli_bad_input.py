@@ -393,7 +393,7 @@ def test_retrieval_evaluator_on_a_plain_system(run_cli, tmp_path):
     assert_rejected(
         run_cli,
         directory,
-        f"{config}:6: field 'evaluators.1.type': ndcg reads the retrieval; it needs a @rag_system",
+        f"{config}:6: field 'evaluators.1.type': ndcg reads the retrieval; it needs a @rag_system (or an agent with a context tool)",
     )
 
 

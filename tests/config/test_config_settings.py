@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from oloproof import rag_system, system
+from oloproof import agent_system, rag_system, system
 from oloproof._system._decorators import SystemDeclaration
 from oloproof._system._resolve import SystemConfig, resolve_system
-from oloproof.config import RagSettings, SystemSettings, load_project
+from oloproof.config import AgentSettings, RagSettings, SystemSettings, load_project
 from oloproof.config._settings import (
     PARAMETER_BLOCKS,
     NameAndVersion,
@@ -97,9 +97,11 @@ def test_every_consumer_reads_the_declared_settings():
     assert list(inspect.signature(rag_system).parameters) == NAMES + RAG + list(PARAMETER_BLOCKS)
     assert list(inspect.signature(system).parameters) == NAMES + ["generator"]
     assert list(SystemDeclaration.model_fields) == NAMES + RAG + ["kind", *PARAMETER_BLOCKS]
-    assert list(SystemSettings.model_fields) == NAMES + ["object", "rag", "generator"]
+    assert list(SystemSettings.model_fields) == NAMES + ["object", "rag", "agent", "generator"]
+    assert list(inspect.signature(agent_system).parameters) == NAMES + ["index_version", "generator"]
+    assert list(AgentSettings.model_fields) == ["object", "index_version", "generator", "tools"]
     assert list(RagSettings.model_fields) == ["object"] + RAG + list(PARAMETER_BLOCKS)
-    assert list(SystemConfig.model_fields) == ["kind", "object"] + NAMES + RAG + list(PARAMETER_BLOCKS)
+    assert list(SystemConfig.model_fields) == ["kind", "object"] + NAMES + RAG + [*PARAMETER_BLOCKS, "tools"]
     assert setting_paths() == {
         **{name: ("system", name) for name in NAMES},
         **{name: ("system", "rag", name) for name in RAG + list(PARAMETER_BLOCKS)},

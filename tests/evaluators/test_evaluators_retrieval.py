@@ -180,5 +180,5 @@ def test_retrieval_evaluators_need_a_rag_system():
         build_evaluators([{"type": "contains"}, {"type": "recall", "k": 2}], rag=False)
     assert (raised.value.field, raised.value.message) == (
         "evaluators.1.type",
-        "recall reads the retrieval; it needs a @rag_system",
+        "recall reads the retrieval; it needs a @rag_system (or an agent with a context tool)",
     )

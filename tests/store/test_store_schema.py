@@ -32,7 +32,7 @@ EXPECTED = {
         ("generate_hit", "BOOLEAN"), ("input", "JSON"), ("expected", "JSON"), ("metadata", "JSON"),
         ("output", "JSON"), ("context", "JSON"), ("dropped", "JSON"),
         ("best_relevant_position", "BIGINT"), ("relevant_position", "VARCHAR"),
-        ("context_truncated", "BOOLEAN"), ("retrieve_ms", "DOUBLE"), ("generate_ms", "DOUBLE"),
+        ("context_truncated", "BOOLEAN"), ("retrieve_ms", "DOUBLE"), ("generate_ms", "DOUBLE"), ("output_items", "JSON"),
     ),
     "retrievals": (
         ("run_id", "VARCHAR"), ("case_id", "VARCHAR"), ("position", "BIGINT"), ("doc_id", "VARCHAR"),

@@ -37,7 +37,7 @@ testing_criteria:
 
 
 def _system(kind: str = "rag") -> SimpleNamespace:
-    return SimpleNamespace(config=SimpleNamespace(kind=kind))
+    return SimpleNamespace(config=SimpleNamespace(kind=kind), context_tools=())
 
 
 def _dataset(tmp_path, rows, *, recorded=False):

@@ -66,7 +66,7 @@ def _evaluate(env: RunEnvironment, options: dict[str, object]) -> RunReport:
     from oloproof.flows import PreparedRun
 
     stages = {"rag": ["execute", "retrieve", "generate", "judge"], "plain": ["execute", "generate", "judge"],
-              "recorded": ["judge"]}[env.system.config.kind]  # fmt: skip
+              "agent": ["execute", "generate", "judge"], "recorded": ["judge"]}[env.system.config.kind]  # fmt: skip
     with progress_bar(len(env.cases), stages) as on_progress:
         if on_progress is not None:
             env.on_progress = on_progress

@@ -1,4 +1,4 @@
-"""The ``@rag_system`` and ``@system`` decorators.
+"""The ``@rag_system``, ``@agent_system`` and ``@system`` decorators.
 
 They only attach declared settings to the user's object; nothing runs at import
 time, and ``oloproof.yaml`` may override every setting. Their parameters are the
@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from oloproof.config._settings import NameAndVersion, RagParameters
 
-__all__ = ["DECLARATION_ATTRIBUTE", "SystemDeclaration", "rag_system", "system"]
+__all__ = ["DECLARATION_ATTRIBUTE", "SystemDeclaration", "agent_system", "rag_system", "system"]
 
 DECLARATION_ATTRIBUTE = "__oloproof_system__"
 
@@ -29,15 +29,16 @@ class SystemDeclaration(RagParameters, NameAndVersion):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    kind: Literal["rag", "plain"]
-    """``rag`` for a class with ``retrieve``/``generate``, ``plain`` for a function."""
+    kind: Literal["rag", "plain", "agent"]
+    """``rag`` for a class with ``retrieve``/``generate``, ``agent`` for a class with
+    ``run(input, tools)``, ``plain`` for a function."""
 
     retriever: type[BaseModel] | None = None
     """The model of the retriever's own parameters (retrieval identity), or ``None``."""
 
     generator: type[BaseModel] | None = None
     """The model of the generator's own parameters (generation identity); for a plain
-    system, the function's. ``None`` when not declared."""
+    system, the function's; for an agent, its ``run``'s. ``None`` when not declared."""
 
 
 def rag_system(
@@ -91,6 +92,45 @@ def rag_system(
     def decorate(cls: type[T]) -> type[T]:
         if not isinstance(cls, type):
             raise TypeError("@rag_system decorates a class with retrieve() and generate()")
+        setattr(cls, DECLARATION_ATTRIBUTE, declaration)
+        return cls
+
+    return decorate
+
+
+def agent_system(
+    name: str | None = None,
+    version: str | None = None,
+    index_version: str | None = None,
+    *,
+    generator: type[BaseModel] | None = None,
+) -> Callable[[type[T]], type[T]]:
+    """Declare a class as an agent: ``run(input, tools) -> output`` calling its tools.
+
+    Its tools are its methods decorated with ``@tool``; Oloproof hands ``run`` a
+    ``tools`` object whose attributes call them (``tools.search_kb(query=...)``),
+    each call a cached stage of its own, and records the transcript. An agent
+    that names a ``generator`` model is called ``run(input, tools, params)``.
+    ``run`` and the tools may be ``async def``.
+
+    Args:
+        name: The system's name.
+        version: The agent's version (its runs' identity, e.g. a prompt version).
+        index_version: The version of the index its tools read (every tool call's identity).
+        generator: A pydantic model of ``run``'s own parameters (the run's identity).
+
+    Returns:
+        A class decorator that records the settings and returns the class unchanged.
+
+    Raises:
+        pydantic.ValidationError: A setting's value is invalid.
+    """
+    declaration = SystemDeclaration(kind="agent", name=name, version=version, index_version=index_version,
+                                    generator=generator)  # fmt: skip
+
+    def decorate(cls: type[T]) -> type[T]:
+        if not isinstance(cls, type):
+            raise TypeError("@agent_system decorates a class with run(input, tools)")
         setattr(cls, DECLARATION_ATTRIBUTE, declaration)
         return cls
 

@@ -8,17 +8,18 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, JsonValue
 
 from oloproof._exceptions import ConfigError
+from oloproof._system._agent import AgentTool, declared_tools
 from oloproof._system._decorators import DECLARATION_ATTRIBUTE, SystemDeclaration
 from oloproof._system._parameters import check_takes_parameters, resolve_parameters
 from oloproof.config._load import Project
-from oloproof.config._project import RagSettings
+from oloproof.config._project import AgentSettings, RagSettings
 from oloproof.config._settings import NameAndVersion, RagParameters, SystemConfig, is_required, setting_paths
 
 __all__ = [
@@ -43,7 +44,11 @@ class SystemHandle:
     """The retriever's declared parameters: ``retrieve``'s third argument when set."""
 
     generator_params: BaseModel | None = None
-    """The generator's (or plain function's) declared parameters: its last argument when set."""
+    """The generator's (or plain function's, or agent's ``run``) declared parameters:
+    its last argument when set."""
+
+    tools: dict[str, AgentTool] = field(default_factory=dict)
+    """An agent's tools by name (empty for other systems)."""
 
     @property
     def retrieve(self) -> Any:
@@ -51,7 +56,14 @@ class SystemHandle:
 
     @property
     def generate(self) -> Any:
-        return self.target.generate if self.config.kind == "rag" else self.target
+        """What the generate stage calls: ``generate``, a plain function, or an agent's ``run``."""
+        kind = self.config.kind
+        return self.target.generate if kind == "rag" else self.target.run if kind == "agent" else self.target
+
+    @property
+    def context_tools(self) -> tuple[str, ...]:
+        """The names of an agent's context tools, in name order."""
+        return tuple(name for name, tool in self.tools.items() if tool.context)
 
     @property
     def count_tokens(self) -> Any:
@@ -118,8 +130,13 @@ def resolve_system(project: Project) -> SystemHandle:
     settings = project.config.system
     if settings is None:
         return recorded_system(project)
+    if settings.rag is not None and settings.agent is not None:
+        raise project.error("a system is staged (system.rag) or an agent (system.agent), not both",
+                            ("system", "agent"))  # fmt: skip
     if settings.rag is not None:
         return _resolve_rag(project, settings.rag)
+    if settings.agent is not None:
+        return _resolve_agent(project, settings.agent)
     if settings.object is None:
         raise project.error("expected system.rag.object or system.object", ("system",))
     target = import_object(settings.object, project=project, location=("system", "object"))
@@ -181,6 +198,76 @@ def _resolve_rag(project: Project, rag: RagSettings) -> SystemHandle:
             ("system", "rag", "token_budget"),
         )
     return SystemHandle(config=config, target=instance, retriever_params=retriever, generator_params=generator)
+
+
+def _instance(project: Project, spec: str, location: tuple[str, ...]) -> tuple[Any, Any]:
+    """The imported target and an instance of it (a class is instantiated)."""
+    target = import_object(spec, project=project, location=location)
+    try:
+        return target, (target() if inspect.isclass(target) else target)
+    except Exception as exc:  # noqa: BLE001 - a constructor may need a key or an index that is missing
+        first_line = (str(exc).strip().splitlines() or [""])[0]
+        raise project.error(f"{spec}() raised {type(exc).__name__}: {first_line}", location) from None
+
+
+def _resolve_agent(project: Project, agent: AgentSettings) -> SystemHandle:
+    location = ("system", "agent", "object")
+    if agent.object is None:
+        raise project.error("required field is missing", location)
+    target, instance = _instance(project, agent.object, location)
+    declared = _declaration(target)
+    if declared is None or declared.kind != "agent":
+        raise project.error(f"{agent.object} is not declared as an agent: decorate its class with "
+                            "@oloproof.agent_system(name=..., version=...)", location)  # fmt: skip
+    if not callable(getattr(instance, "run", None)):
+        raise project.error(f"{agent.object} has no run(input, tools) method", location)
+    if project.config.system is not None and project.config.system.generator is not None:
+        raise project.error("an agent's run parameters go under system.agent.generator", ("system", "generator"))
+    generator = resolve_parameters(project, declared.generator, agent.generator, ("system", "agent", "generator"),
+                                   agent.object)  # fmt: skip
+    call = "run(input, tools, params)" if generator is not None else "run(input, tools)"
+    check_takes_parameters(project, instance.run, f"{agent.object}.{call}", ("system", "agent", "generator"))
+    tools = _agent_tools(project, agent, instance, type(instance))
+    values = _merged_agent(project, declared, agent)
+    config = SystemConfig.model_validate({"kind": "agent", "object": agent.object, **values,
+                                          "generator": _json(generator),
+                                          "tools": {name: tool.spec() for name, tool in tools.items()}})  # fmt: skip
+    return SystemHandle(config=config, target=instance, generator_params=generator, tools=tools)
+
+
+def _agent_tools(project: Project, agent: AgentSettings, instance: Any, cls: type) -> dict[str, AgentTool]:
+    location = ("system", "agent", "tools")
+    try:
+        declared = declared_tools(cls)
+    except ValueError as exc:
+        raise project.error(str(exc), ("system", "agent", "object")) from None
+    for name in agent.tools or {}:
+        if name not in declared:
+            known = ", ".join(declared) or "none"
+            raise project.error(f"{agent.object} declares no tool {name!r} (declared: {known})", (*location, name))
+    tools: dict[str, AgentTool] = {}
+    for name, (attribute, declaration) in declared.items():
+        values = (agent.tools or {}).get(name)
+        if declaration.parameters is None and values is not None:
+            raise project.error(f"the tool {name!r} declares no parameters: name their model in "
+                                "@tool(parameters=...)", (*location, name))  # fmt: skip
+        params = resolve_parameters(project, declaration.parameters, values,
+                                    (*location, name), f"{agent.object}.{attribute}")  # fmt: skip
+        tools[name] = AgentTool(name=name, version=declaration.version, context=declaration.context,
+                                method=getattr(instance, attribute), params=params)  # fmt: skip
+    return tools
+
+
+def _merged_agent(project: Project, declared: SystemDeclaration, agent: AgentSettings) -> dict[str, Any]:
+    """Name, version and ``index_version`` from the file (or ``--set``), else the decorator."""
+    system = project.config.system
+    values: dict[str, Any] = {name: getattr(system, name) or getattr(declared, name) for name in NameAndVersion.model_fields}
+    values["index_version"] = agent.index_version or declared.index_version
+    paths = {**setting_paths(), "index_version": ("system", "agent", "index_version")}
+    for name in ("name", "version", "index_version"):
+        if values[name] is None:
+            raise project.error("required: set it in oloproof.yaml or in the system's decorator", paths[name])
+    return values
 
 
 def _json(parameters: BaseModel | None) -> dict[str, JsonValue] | None:

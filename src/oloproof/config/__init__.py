@@ -9,11 +9,19 @@ from oloproof.config._load import (
     parse_override,
     parse_overrides,
 )
-from oloproof.config._project import ProjectConfig, RagSettings, StageTimeouts, SystemSettings, TaskRunnerSettings
+from oloproof.config._project import (
+    AgentSettings,
+    ProjectConfig,
+    RagSettings,
+    StageTimeouts,
+    SystemSettings,
+    TaskRunnerSettings,
+)
 from oloproof.config._yaml import YamlMapping, YamlValue
 
 __all__ = [
     "CONFIG_NAME",
+    "AgentSettings",
     "Overrides",
     "Project",
     "ProjectConfig",

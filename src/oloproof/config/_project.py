@@ -16,8 +16,9 @@ from oloproof._limits import MAX_NAME
 from oloproof.config._settings import ModelDump, NameAndVersion, RagParameters, omit_undeclared, text_settings
 from oloproof.config._yaml import YamlMapping
 from oloproof.providers import ProviderConfig
+from oloproof.transcripts import FILE_SEARCH, ContextTool
 
-__all__ = ["ProjectConfig", "RagSettings", "StageTimeouts", "SystemSettings", "TaskRunnerSettings"]
+__all__ = ["AgentSettings", "ProjectConfig", "RagSettings", "StageTimeouts", "SystemSettings", "TaskRunnerSettings"]
 
 _SLICE = re.compile(r"^(metadata\.[A-Za-z0-9_.-]+|relevant_position|context_truncated)$")
 
@@ -68,6 +69,37 @@ class RagSettings(RagParameters, _RagObject):
         return omit_undeclared(handler(self))
 
 
+class AgentSettings(BaseModel):
+    """``system.agent``: where an ``@agent_system`` lives and how it is run.
+
+    Each setting overrides the decorator's; the ``generator`` block sets the
+    parameters of its ``run``, and ``tools.<name>`` each tool's own parameters.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    object: str | None = None
+    """``module:attribute`` of the ``@agent_system`` class, relative to the project."""
+
+    index_version: str | None = Field(default=None, max_length=MAX_NAME)
+    """The version of the index the agent's tools read (every tool call's identity)."""
+
+    generator: YamlMapping | None = None
+    """Values of the agent's declared run parameters (``@agent_system(generator=Model)``)."""
+
+    tools: dict[str, YamlMapping] | None = None
+    """Values of each tool's declared parameters, by tool name (``@tool(parameters=Model)``)."""
+
+    @field_validator("index_version", mode="before")
+    @classmethod
+    def _version_is_text(cls, value: Any) -> Any:
+        return _as_text(value)
+
+    @model_serializer(mode="wrap")
+    def _omit_unset(self, handler: SerializerFunctionWrapHandler) -> ModelDump:
+        return {key: value for key, value in handler(self).items() if value is not None}
+
+
 class SystemSettings(NameAndVersion):
     """``system``: the system under evaluation.
 
@@ -82,6 +114,9 @@ class SystemSettings(NameAndVersion):
     rag: RagSettings | None = None
     """Settings of a staged RAG system."""
 
+    agent: AgentSettings | None = None
+    """Settings of an agent system (``@agent_system``)."""
+
     generator: YamlMapping | None = None
     """Values of a plain system's declared parameters (``@system(generator=Model)``)."""
 
@@ -92,7 +127,9 @@ class SystemSettings(NameAndVersion):
 
     @model_serializer(mode="wrap")
     def _omit_undeclared(self, handler: SerializerFunctionWrapHandler) -> ModelDump:
-        return omit_undeclared(handler(self))
+        # A file without an agent dumps as it did before agents existed (the run's config hash).
+        data = omit_undeclared(handler(self))
+        return data if data.get("agent") is not None else {k: v for k, v in data.items() if k != "agent"}
 
 
 class TaskRunnerSettings(BaseModel):
@@ -200,6 +237,29 @@ class ProjectConfig(BaseModel):
 
     task_runner: TaskRunnerSettings = Field(default_factory=TaskRunnerSettings)
     """Where batch tasks execute."""
+
+    context_tools: list[ContextTool] = Field(default_factory=list)
+    """Tools besides ``file_search`` whose results are an agent's retrieved context, read
+    by every judge in agent-response mode: a name (results are objects with ``doc_id``
+    and ``text``) or ``{name, id_field, text_field}``. A live agent's own context tools
+    (``@tool(context=True)``) are added to them."""
+
+    @field_validator("context_tools", mode="before")
+    @classmethod
+    def _tool_names(cls, value: Any) -> Any:
+        # ``[search_kb]`` is shorthand for ``[{name: search_kb}]``.
+        return [{"name": item} if isinstance(item, str) else item for item in value] if isinstance(value, list) else value
+
+    @field_validator("context_tools")
+    @classmethod
+    def _tools_once(cls, value: list[ContextTool]) -> list[ContextTool]:
+        names = [tool.name for tool in value]
+        for name in names:
+            if name == FILE_SEARCH:
+                raise ValueError("file_search is always a context tool: leave it out")
+            if names.count(name) > 1:
+                raise ValueError(f"the context tool {name!r} is named twice")
+        return value
 
     @field_validator("slices")
     @classmethod

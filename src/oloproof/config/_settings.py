@@ -87,21 +87,25 @@ ModelDump: TypeAlias = dict[str, object]
 PARAMETER_BLOCKS = ("retriever", "generator")
 """The stages a system may declare its own parameters for, by the name of their block."""
 
+_UNDECLARED = (*PARAMETER_BLOCKS, "tools")
+"""The entries a configuration leaves out of its JSON when the system declares none."""
+
 
 def omit_undeclared(data: ModelDump) -> ModelDump:
-    """``data`` less each parameter block that is ``None`` (not declared).
+    """``data`` less each parameter block (and an agent's ``tools``) that is ``None``.
 
     A system without parameters dumps to exactly the JSON it dumped before they
     existed, so its stage identities and every record hashed from it stay as they were.
     """
-    return {key: value for key, value in data.items() if key not in PARAMETER_BLOCKS or value is not None}
+    return {key: value for key, value in data.items() if key not in _UNDECLARED or value is not None}
 
 
 class _Target(BaseModel):
     """What the system is and where it was imported from."""
 
-    kind: Literal["rag", "plain", "recorded"]
-    """``rag`` (staged), ``plain`` (one function) or ``recorded`` (no system: the
+    kind: Literal["rag", "plain", "agent", "recorded"]
+    """``rag`` (staged), ``plain`` (one function), ``agent`` (a ``run(input, tools)``
+    whose tool calls are stages of their own) or ``recorded`` (no system: the
     dataset's rows are evaluated as they were recorded)."""
 
     object: str
@@ -131,7 +135,12 @@ class SystemConfig(RagParameters, NameAndVersion, _Target):
 
     generator: dict[str, JsonValue] | None = None
     """The generator's declared parameters as JSON (generation identity); for a plain
-    system, its own. ``None`` when the system declares none."""
+    system, its own; for an agent, its ``run``'s. ``None`` when the system declares none."""
+
+    tools: dict[str, dict[str, JsonValue]] | None = None
+    """An agent's tools by name: each one's ``version``, whether it is a ``context``
+    tool and its declared ``parameters`` (every tool call's identity, and the agent
+    run's). ``None`` for systems that are not agents."""
 
     @model_serializer(mode="wrap")
     def _omit_undeclared(self, handler: SerializerFunctionWrapHandler) -> ModelDump:

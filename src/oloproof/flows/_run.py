@@ -109,6 +109,7 @@ def _label_flow_run(tags: list[str], project: str) -> None:
 
 def _stages_of(env: RunEnvironment) -> str:
     return {"rag": "retrieve, assemble, generate, judge", "plain": "generate, judge",
+            "agent": "generate (the agent's runs, each tool call cached), judge",
             "recorded": "judge"}[env.system.config.kind]  # fmt: skip
 
 

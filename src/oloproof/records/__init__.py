@@ -72,6 +72,8 @@ from oloproof.records._stages import (
     RetrievalRecord,
     StagedRecord,
     StageRecord,
+    ToolRecord,
+    ToolTally,
     stage_record,
     validate_staged,
 )
@@ -149,6 +151,8 @@ __all__ = [
     "StoredObject",
     "StoredRetrieval",
     "StoredRun",
+    "ToolRecord",
+    "ToolTally",
     "stage_record",
     "stored_run_kind",
     "validate_staged",

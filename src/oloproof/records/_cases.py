@@ -122,3 +122,6 @@ class CaseRow(Record):
 
     generate_ms: float | None = None
     """Milliseconds the generation took, when it ran in this run."""
+
+    output_items: Json = None
+    """An agent's transcript (its tool calls and their results); ``None`` for other systems."""

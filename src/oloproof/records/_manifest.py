@@ -69,7 +69,11 @@ class RunCache(Record):
     """The retrieval stage cache, over cases whose retrieval ran."""
 
     generate: CacheCount
-    """The generation stage cache, over cases whose generation ran."""
+    """The generation stage cache, over cases whose generation ran (an agent's runs)."""
+
+    tools: CacheCount | None = Field(default=None, exclude_if=lambda value: value is None)
+    """An agent's tool cache, over the tool calls its runs in this run made; written
+    only for agents."""
 
 
 class JudgeUsage(Record):

@@ -31,6 +31,8 @@ __all__ = [
     "RetrievalRecord",
     "StageRecord",
     "StagedRecord",
+    "ToolRecord",
+    "ToolTally",
     "stage_record",
     "validate_staged",
 ]
@@ -131,11 +133,35 @@ class AssemblyRecord(StageRecord):
     """The candidates left out, each with its reason."""
 
 
+class ToolTally(Record):
+    """An agent run's tool calls: this run's accounting, never cached."""
+
+    hits: int
+    """Calls answered from the tool cache."""
+
+    misses: int
+    """Calls that ran the tool."""
+
+
 class GenerationRecord(StageRecord):
-    """The generate stage's record: the system's output."""
+    """The generate stage's record: the system's output (an agent's, with its transcript)."""
 
     output: Json
     """What the system generated (JSON values)."""
+
+    output_items: list[JsonValue] | None = Field(default=None, exclude_if=lambda value: value is None)
+    """An agent's transcript in the vendor's agent message format; written only for agents."""
+
+    tools: ToolTally | None = Field(default=None, exclude_if=lambda value: True)
+    """The run's tool calls, counted when the agent ran in this run; never written,
+    so a record read back (a cache hit) made no calls."""
+
+
+class ToolRecord(StageRecord):
+    """The tool stage's record: what one call of an agent's tool returned."""
+
+    result: Json
+    """The result: a context tool's passages as JSON objects, any other tool's JSON."""
 
 
 class JudgeRecord(StageRecord):
@@ -198,6 +224,9 @@ class ExecutionRecord(StageRecord):
     output: Json = None
     """The system's output."""
 
+    output_items: list[JsonValue] | None = Field(default=None, exclude_if=lambda value: value is None)
+    """An agent's transcript; written only for agents."""
+
 
 def _stage_of(value: Any) -> str | None:
     # Stored records name no stage: each stage's record has keys no other has.
@@ -232,12 +261,13 @@ _STAGE_RECORDS: dict[str, type[StageRecord]] = {
     "generate": GenerationRecord,
     "judge": JudgeRecord,
     "execute": ExecutionRecord,
+    "tool": ToolRecord,
 }
 
 
 def stage_record(stage: str) -> type[StageRecord]:
     """The record model of a stage cache, by the stage's name in the store
-    (``retrieve``, ``assemble``, ``generate``, ``judge`` or ``execute``).
+    (``retrieve``, ``assemble``, ``generate``, ``judge``, ``execute`` or ``tool``).
 
     Raises:
         KeyError: No stage has that name.

@@ -129,11 +129,12 @@ def cache_lines(cache: dict[str, dict[str, int]]) -> list[str]:
 
     served = cache["execution"]["hit"]
     ran = sum(cache[stage]["hit"] + cache[stage]["miss"] for stage in ("retrieve", "generate"))
+    first = "tools" if cache.get("tools") is not None else "retrieve"  # an agent's tool calls are its retrieval
     if served and not ran and not cache["execution"]["miss"]:
         cases = "the one case was" if served == 1 else f"all {served:,} cases were"
         stages = f"Stages: none ran: {cases} served from the execution cache"
     else:
-        stages = f"Stages: retrieve {pair('retrieve')}; generate {pair('generate')}"
+        stages = f"Stages: {first} {pair(first)}; generate {pair('generate')}"
         if served:
             stages += f" ({served:,} case{'s' if served != 1 else ''} served from the execution cache)"
     return [f"Cache: execution {pair('execution')}; judgment {pair('judgment')}", stages]

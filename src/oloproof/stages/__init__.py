@@ -9,6 +9,7 @@ from oloproof.stages._batch import MAX_BATCH, PER_CASE_LIMIT, TARGET_BATCHES, Ba
 from oloproof.stages._batch_part import BatchPart
 from oloproof.stages._identity import (
     SCHEMA_VERSION,
+    agent_run_key,
     assembly_key,
     canonical_json,
     content_hash,
@@ -16,6 +17,7 @@ from oloproof.stages._identity import (
     generation_key,
     judgment_key,
     retrieval_key,
+    tool_key,
 )
 
 __all__ = [
@@ -25,6 +27,7 @@ __all__ = [
     "TARGET_BATCHES",
     "Batch",
     "BatchPart",
+    "agent_run_key",
     "assemble_context",
     "assembly_key",
     "canonical_json",
@@ -35,4 +38,5 @@ __all__ = [
     "judgment_key",
     "plan_batches",
     "retrieval_key",
+    "tool_key",
 ]

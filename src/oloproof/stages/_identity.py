@@ -13,6 +13,12 @@ equal inputs can never share a cached result.
 - judgment: the evaluator's identity (its spec and version, less the options that
   only turn scores into verdicts) plus exactly the fields it read.
 - execution: the whole system configuration plus the input.
+- tool (agents): system name, ``index_version``, the tool's name, version and
+  declared parameters, and the call's canonical arguments; never the agent's
+  version or its run parameters, so a changed prompt reuses every unchanged call.
+- agent run (the generate stage of an agent): system name and version, the input,
+  ``index_version``, every tool's version and parameters, the run's declared
+  parameters, and the diagnosis intervention it runs under (if any).
 
 Declared parameters enter an identity only when the system declares them: a system
 without any keeps the identities it had before they existed.
@@ -21,6 +27,7 @@ without any keeps the identities it had before they existed.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 from pydantic import JsonValue
 
@@ -29,6 +36,7 @@ from oloproof.config._settings import SystemConfig
 
 __all__ = [
     "SCHEMA_VERSION",
+    "agent_run_key",
     "assembly_key",
     "canonical_json",
     "content_hash",
@@ -36,6 +44,7 @@ __all__ = [
     "generation_key",
     "judgment_key",
     "retrieval_key",
+    "tool_key",
 ]
 
 SCHEMA_VERSION = 1
@@ -92,6 +101,34 @@ def generation_key(
                           "context": passages}  # fmt: skip
     if system.generator is not None:
         identity["generator"] = system.generator
+    return _key("generate", identity)
+
+
+def tool_key(system: SystemConfig, tool: str, arguments: JsonValue) -> str:
+    """Identity of one call of an agent's tool.
+
+    Raises:
+        KeyError: The system declares no such tool.
+    """
+    spec = (system.tools or {})[tool]
+    return _key("tool", {"system": system.name, "index_version": system.index_version, "tool": tool,
+                         "version": spec.get("version"), "parameters": spec.get("parameters"),
+                         "arguments": arguments})  # fmt: skip
+
+
+def agent_run_key(system: SystemConfig, case_input: JsonValue, intervention: JsonValue = None) -> str:
+    """Identity of one ``run(input, tools)`` of an agent (its generate stage).
+
+    ``intervention`` is what a diagnosis changed (gold passages for the context
+    tools, a forced call); ``None`` for the agent as it is.
+    """
+    identity: Identity = {"system": system.name, "version": system.version, "input": case_input,
+                          "index_version": system.index_version,
+                          "tools": cast("JsonValue", system.tools)}  # fmt: skip
+    if system.generator is not None:
+        identity["generator"] = system.generator
+    if intervention is not None:
+        identity["intervention"] = intervention
     return _key("generate", identity)
 
 

@@ -14,6 +14,7 @@ from prefect.cache_policies import NO_CACHE
 from oloproof.records import AssemblyRecord, ExecutionRecord, GenerationRecord, RetrievalRecord, StageRecord
 from oloproof.stages._batch import Batch
 from oloproof.stages._identity import execution_key
+from oloproof.tasks._agent import agent_passages
 from oloproof.tasks._cached import Outcome, is_hit
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._results import CaseResult
@@ -63,12 +64,23 @@ def _ok_record(outcome: Outcome | None, kind: type[R]) -> R | None:
     return outcome.record_of(kind) if outcome is not None and outcome.ok else None
 
 
-def _merge(case_id: str, key: str, stages: dict[str, Outcome | None], run_id: str) -> CaseResult:
+def _merge(
+    case_id: str, key: str, stages: dict[str, Outcome | None], run_id: str, context_tools: tuple[str, ...] | None
+) -> CaseResult:
+    """One case's result from its stage outcomes; ``context_tools`` names an agent's
+    (``None`` for other systems), whose results are its retrieval and its context."""
     retrieved, assembled, generated = stages["retrieve"], stages["assemble"], stages["generate"]
     failed = next((o for o in (retrieved, assembled, generated) if o is not None and not o.ok), None)
     retrieval = _ok_record(retrieved, RetrievalRecord)
     assembly = _ok_record(assembled, AssemblyRecord)
     generation = _ok_record(generated, GenerationRecord)
+    tally = generation.tools if generation is not None and not is_hit(generated, run_id) else None
+    candidates = retrieval.candidates if retrieval else None
+    context, dropped = (assembly.context, assembly.dropped) if assembly else (None, None)
+    if context_tools is not None and generation is not None:
+        seen = agent_passages(generation.output_items, context_tools)
+        if seen is not None:
+            candidates, context, dropped = seen[0], seen[1], []
     return CaseResult(
         case_id=case_id,
         status="missing" if failed else "ok",
@@ -87,10 +99,13 @@ def _merge(case_id: str, key: str, stages: dict[str, Outcome | None], run_id: st
         assembly_key=assembled.key if assembled else None,
         generation_key=generated.key if generated else None,
         query=retrieval.query if retrieval else None,
-        candidates=retrieval.candidates if retrieval else None,
-        context=assembly.context if assembly else None,
-        dropped=assembly.dropped if assembly else None,
+        candidates=candidates,
+        context=context,
+        dropped=dropped,
         output=generation.output if generation else None,
+        output_items=generation.output_items if generation else None,
+        tool_hits=tally.hits if tally else 0,
+        tool_misses=tally.misses if tally else 0,
     )
 
 
@@ -108,6 +123,7 @@ def record_executions(
 ) -> dict[str, CaseResult]:
     """Merge each case's stage outcomes and record successful executions."""
     system = env.system.config
+    tools = env.system.context_tools if system.kind == "agent" else None
     results: dict[str, CaseResult] = {}
     for case_id in batch.case_ids:
         if case_id in cached:
@@ -119,7 +135,7 @@ def record_executions(
             name: (None if outcomes is None else outcomes.get(case_id))
             for name, outcomes in (("retrieve", retrievals), ("assemble", assemblies), ("generate", generations))
         }
-        results[case_id] = result = _merge(case_id, key, stages, env.run_id)
+        results[case_id] = result = _merge(case_id, key, stages, env.run_id, tools)
         if result.ok and _uses_execution_cache(env):
             env.store.put_record("execute", key, result.execution().stored())
     return results

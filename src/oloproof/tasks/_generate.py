@@ -42,8 +42,13 @@ def _context_for(
 def generation_items(
     env: RunEnvironment, batch: Batch, assemblies: dict[str, Outcome] | None
 ) -> list[WorkItem]:
-    """The generate work of the batch's cases whose earlier stages succeeded."""
+    """The generate work of the batch's cases whose earlier stages succeeded (an
+    agent's: its runs)."""
     system = env.system.config
+    if system.kind == "agent":
+        from oloproof.tasks._agent import agent_items  # the agent module imports this one's neighbours
+
+        return agent_items(env, batch)
     params = env.system.generator_params
     extra: tuple[Any, ...] = () if params is None else (params,)
     items = []

@@ -20,8 +20,9 @@ from oloproof.config._criteria import load_criteria
 from oloproof.dataset import Dataset
 from oloproof.evaluators import MISSING, CaseView, Evaluator, build_evaluators
 from oloproof.evaluators._mapping import Reference
+from oloproof.transcripts import ContextTool
 
-__all__ = ["build_project_evaluators", "check_inputs"]
+__all__ = ["build_project_evaluators", "check_inputs", "context_tools_of"]
 
 Locator = Callable[[str, tuple[str | int, ...]], ConfigError]
 
@@ -51,10 +52,30 @@ def build_project_evaluators(project: Project, system: SystemHandle) -> tuple[li
     entries = native + (criteria.entries if criteria is not None else [])
     kind = system.config.kind
     evaluators = build_evaluators(
-        entries, rag=kind == "rag", recorded=kind == "recorded", error=locate,
-        providers=config.providers, directory=project.directory,
+        # An agent's context tools are its retrieval.
+        entries, rag=kind == "rag" or bool(system.context_tools), recorded=kind == "recorded", error=locate,
+        providers=config.providers, directory=project.directory, context_tools=context_tools_of(project, system),
     )  # fmt: skip
     return evaluators, locate
+
+
+def context_tools_of(project: Project, system: SystemHandle) -> list[ContextTool]:
+    """The project's ``context_tools``, and a live agent's declared context tools.
+
+    Raises:
+        ConfigError: The project names a context tool a live agent does not declare as one.
+    """
+    tools = list(project.config.context_tools)
+    if system.config.kind != "agent":
+        return tools
+    declared = system.context_tools
+    for index, tool in enumerate(tools):
+        if tool.name not in declared:
+            known = ", ".join(declared) or "none"
+            raise project.error(f"the agent declares no context tool {tool.name!r} (its context tools: {known}); "
+                                "declare it with @tool(context=True)", ("context_tools", index))  # fmt: skip
+    named = {tool.name for tool in tools}
+    return tools + [ContextTool(name=name) for name in declared if name not in named]
 
 
 def row_view(dataset: Dataset, case: Any) -> CaseView:

@@ -57,6 +57,7 @@ def case_view(env: RunEnvironment, result: CaseResult, *, with_item: bool = True
         candidates=cast("list[dict[str, JsonValue]] | None", result.candidates),
         item=env.dataset.item(case) if with_item else None,
         recorded=env.dataset.recorded,
+        output_items=result.output_items,
     )
 
 

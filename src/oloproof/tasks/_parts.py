@@ -39,12 +39,15 @@ def _count(flags: list[bool]) -> CacheCount:
     return CacheCount(hit=hits, miss=len(flags) - hits)
 
 
-def _counts(results: list[CaseResult]) -> dict[str, CacheCount]:
-    return {
+def _counts(results: list[CaseResult], agent: bool = False) -> dict[str, CacheCount]:
+    counts = {
         "execution": _count([r.execution_hit for r in results]),
         "retrieve": _count([r.retrieve_hit for r in results if r.retrieve_ran]),
         "generate": _count([r.generate_hit for r in results if r.generate_ran]),
     }
+    if agent:  # tool calls, not cases: an agent run makes any number
+        counts["tools"] = CacheCount(hit=sum(r.tool_hits for r in results), miss=sum(r.tool_misses for r in results))
+    return counts
 
 
 @task(cache_policy=NO_CACHE, name="encode-batch", task_run_name="encode rows ({batch.label})")
@@ -78,4 +81,4 @@ def encode_batch(
         for schema in CHUNKED_TABLES
     }
     briefs = [JudgmentBrief.of(row) for row in rows]
-    return BatchPart(index=batch.index, facts=facts, judgments=briefs, counts=_counts(ordered), chunks=chunks)
+    return BatchPart(index=batch.index, facts=facts, judgments=briefs, counts=_counts(ordered, env.system.config.kind == "agent"), chunks=chunks)

@@ -62,6 +62,12 @@ class CaseResult:
     """Candidates left out of the context, each with its position and reason."""
     output: JsonValue = None
     """The system's output (JSON values)."""
+    output_items: list[JsonValue] | None = None
+    """An agent's transcript (``{{sample.output_items}}``); ``None`` for other systems."""
+    tool_hits: int = 0
+    """An agent's tool calls answered from the tool cache in this run."""
+    tool_misses: int = 0
+    """An agent's tool calls that ran the tool in this run."""
 
     @property
     def ok(self) -> bool:
@@ -84,6 +90,7 @@ class CaseResult:
             retrieval_key=record.retrieval_key, assembly_key=record.assembly_key,
             generation_key=record.generation_key, query=record.query, candidates=record.candidates,
             context=record.context, dropped=record.dropped, output=record.output,
+            output_items=record.output_items,
         )  # fmt: skip
 
 
@@ -91,5 +98,6 @@ FIELD_NAMES = tuple(field.name for field in fields(CaseResult))
 
 EXECUTION_FIELDS = (
     "retrieval_key", "assembly_key", "generation_key", "query", "candidates", "context", "dropped", "output",
+    "output_items",
 )  # fmt: skip
 """What the execution cache keeps of a case: enough to skip every stage next time."""

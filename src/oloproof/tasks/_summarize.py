@@ -32,7 +32,8 @@ class RunSummary:
 
 def cache_counts(parts: list[BatchPart], judgments: list[JudgmentBrief]) -> RunCache:
     """Hit/miss counts per cache, per case (and per case × criterion for judgments)."""
-    totals = {cache: [0, 0] for cache in ("execution", "retrieve", "generate")}
+    totals = {cache: [0, 0] for cache in ("execution", "retrieve", "generate", "tools")}
+    agent = any("tools" in part.counts for part in parts)
     for part in parts:
         for cache, counts in part.counts.items():
             totals[cache][0] += counts.hit
@@ -44,6 +45,7 @@ def cache_counts(parts: list[BatchPart], judgments: list[JudgmentBrief]) -> RunC
         judgment=CacheCount(hit=hits, miss=keyed - hits),
         retrieve=CacheCount(hit=totals["retrieve"][0], miss=totals["retrieve"][1]),
         generate=CacheCount(hit=totals["generate"][0], miss=totals["generate"][1]),
+        tools=CacheCount(hit=totals["tools"][0], miss=totals["tools"][1]) if agent else None,
     )
 
 

@@ -1,0 +1,146 @@
+"""An agent's generate stage: one ``run(input, tools)`` per case, its tool calls cached.
+
+The run's identity is the agent's (name, version, run parameters, every tool's
+version and parameters, ``index_version``) and the input; under the gold-context
+intervention, the gold passages and the forced call too. Each tool call inside it
+is looked up in the ``tool`` stage cache on its own identity, so a run re-executed
+after a prompt change reuses every call whose arguments did not change.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import JsonValue
+
+from oloproof._system._passage import Passage
+from oloproof._system._toolbox import Tools, ToolSession
+from oloproof.records import AssembledPassage, Candidate, GenerationRecord, ToolRecord, ToolTally
+from oloproof.stages._batch import Batch
+from oloproof.stages._identity import agent_run_key
+from oloproof.store import ResultsStore
+from oloproof.tasks._cached import CaseFailure, WorkItem
+from oloproof.tasks._environment import RunEnvironment
+
+__all__ = ["AgentRun", "StoreToolCache", "agent_items", "agent_passages"]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRun:
+    """What one agent run returned, and what its tools did."""
+
+    output: Any
+    """The agent's final output."""
+    items: list[JsonValue]
+    """The transcript."""
+    hits: int
+    """Tool calls answered from the cache."""
+    misses: int
+    """Tool calls that ran."""
+
+
+@dataclass(frozen=True)
+class StoreToolCache:
+    """The ``tool`` stage cache of a run's store."""
+
+    store: ResultsStore
+    """The run's store."""
+
+    def get(self, key: str) -> JsonValue | None:
+        return self.store.get_records("tool", [key]).get(key)
+
+    def put(self, key: str, result: JsonValue) -> None:
+        self.store.put_record("tool", key, ToolRecord(result=result).stored())
+
+
+def _run_sync(run: Any, session: ToolSession, case_input: Any, extra: tuple[Any, ...]) -> AgentRun:
+    session.begin(case_input)
+    output = run(case_input, Tools(session), *extra)
+    return AgentRun(output=output, items=session.finish(output), hits=session.hits, misses=session.misses)
+
+
+async def _run_async(run: Any, session: ToolSession, case_input: Any, extra: tuple[Any, ...]) -> AgentRun:
+    session.begin(case_input)
+    output = await run(case_input, Tools(session), *extra)
+    return AgentRun(output=output, items=session.finish(output), hits=session.hits, misses=session.misses)
+
+
+def agent_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
+    """The agent runs of the batch's cases."""
+    handle = env.system
+    run = handle.generate
+    caller = _run_async if inspect.iscoroutinefunction(run) else _run_sync
+    extra: tuple[Any, ...] = () if handle.generator_params is None else (handle.generator_params,)
+    cache = StoreToolCache(env.store)
+    gold = env.request.context_source == "gold"
+    forced = handle.context_tools[0] if gold and handle.context_tools else None
+    items = []
+    for case_id in batch.case_ids:
+        case = env.cases[case_id]
+        passages = [Passage.model_validate(p.model_dump()) for p in case.expected.gold_context or []] if gold else None
+        intervention: JsonValue = None if passages is None else {
+            "gold_context": [p.model_dump(mode="json") for p in passages], "forced": forced}
+        session = ToolSession(system=handle.config, tools=handle.tools, cache=cache, gold=passages, forced=forced)
+        items.append(WorkItem(
+            case_id=case_id, key=agent_run_key(handle.config, case.input, intervention), call=caller,
+            args=(run, session, case.input, extra), finish=functools.partial(_record, env),
+        ))  # fmt: skip
+    return items
+
+
+def _record(env: RunEnvironment, value: AgentRun) -> GenerationRecord:
+    try:
+        output = json.loads(json.dumps(value.output, allow_nan=False))
+    except (TypeError, ValueError, RecursionError) as error:
+        raise CaseFailure(f"{env.system.config.object}.run returned a value that is not JSON ({error}); "
+                          "outputs must be JSON-serializable") from None  # fmt: skip
+    return GenerationRecord(output=output, output_items=value.items,
+                            tools=ToolTally(hits=value.hits, misses=value.misses))  # fmt: skip
+
+
+def agent_passages(
+    items: list[JsonValue] | None, context_tools: tuple[str, ...]
+) -> tuple[list[Candidate], list[AssembledPassage]] | None:
+    """What an agent's context tools returned, as the retrieval and the context it saw.
+
+    In call order, then rank; ``None`` when no context tool was called (or no transcript).
+    """
+    if items is None:
+        return None
+    calls: list[str] = []
+    results: dict[str, JsonValue] = {}
+    for item in items:
+        content = item.get("content") if isinstance(item, dict) else None
+        if not isinstance(item, dict) or not isinstance(content, list):
+            continue
+        for part in content:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "tool_call" and part.get("name") in context_tools:
+                calls.append(str(part.get("tool_call_id")))
+            elif part.get("type") == "tool_result":
+                results[str(item.get("tool_call_id"))] = part.get("tool_result")
+    if not calls:
+        return None
+    candidates: list[Candidate] = []
+    for call in calls:
+        found = results.get(call)
+        for passage in found if isinstance(found, list) else []:
+            if isinstance(passage, dict):
+                candidates.append(Candidate(doc_id=str(passage.get("doc_id")), score=_score(passage.get("score")),
+                                            text=_text(passage.get("text")), chunk_id=_text(passage.get("chunk_id"))))
+    context = [AssembledPassage(position=position, doc_id=c["doc_id"], chunk_id=c["chunk_id"], text=c["text"],
+                                tokens=None) for position, c in enumerate(candidates, start=1)]  # fmt: skip
+    return candidates, context
+
+
+def _score(value: JsonValue) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _text(value: JsonValue) -> str | None:
+    return value if isinstance(value, str) else None
