@@ -24,9 +24,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, JsonValue
 from typing_extensions import TypedDict
 
+from oloproof._exceptions import TranscriptError
 from oloproof._json import content_hash
+from oloproof.evaluators._agent import extract_agent_response, is_messages
 from oloproof.evaluators._fields import MISSING, get_field
 from oloproof.evaluators._mapping import Template, parse_template, sample_of
+from oloproof.transcripts import ContextTool, Extraction
 
 if TYPE_CHECKING:
     from oloproof.providers import ProviderPool
@@ -282,6 +285,9 @@ class Evaluator(ABC, Generic[F]):
     verdict_options: ClassVar[tuple[str, ...]] = ()
     """Options that only turn scores into verdicts (a threshold): left out of the
     judgment identity, so changing them never calls the judge again."""
+    context_tools: tuple[ContextTool, ...] = ()
+    """The tools besides ``file_search`` whose results are an agent's context (the
+    project's ``context_tools`` and a live agent's declared ones); set when built."""
 
     @property
     def needs_retrieval(self) -> bool:
@@ -320,6 +326,26 @@ class Evaluator(ABC, Generic[F]):
             case.output_items,
         )
         return template.render(case.item, sample)
+
+    def agent_response(self, case: CaseView) -> Extraction | Verdict | None:
+        """The case's ``response`` input read as an agent's transcript (agent-response mode).
+
+        Returns:
+            The judged response and the context tools' results when the input is a
+            message list (a mapped ``{{sample.output_items}}`` or ``{{item.response}}``,
+            or a recorded row's ``response``); ``None`` when it is not one, or when no
+            mapping names it (a live agent's context is then its run's); an excluded
+            verdict when the messages are malformed.
+        """
+        if "response" not in self.inputs:
+            return None
+        value = self.mapped(case, "response")
+        if value is UNMAPPED or not is_messages(value):
+            return None
+        try:
+            return extract_agent_response(value, self.context_tools)
+        except TranscriptError as error:
+            return Verdict.excluded(f"invalid_field:response: {error}")
 
     @property
     def criterion(self) -> str:

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from oloproof._exceptions import ConfigError, EvaluatorConfigError
 from oloproof.evaluators._base import Evaluator, OptionError, registered_evaluators
+from oloproof.transcripts import ContextTool
 
 __all__ = ["build_evaluators"]
 
@@ -22,6 +23,7 @@ def build_evaluators(
     error: Any = None,
     providers: Mapping[str, Any] | None = None,
     directory: Path | None = None,
+    context_tools: Sequence[ContextTool] = (),
 ) -> list[Evaluator]:
     """Build evaluators from ``oloproof.yaml`` entries.
 
@@ -33,6 +35,8 @@ def build_evaluators(
             that points errors at a file and line.
         providers: The project's ``providers:`` by name (LLM judges name one).
         directory: The project folder (a judge's own prompt file is relative to it).
+        context_tools: The tools besides ``file_search`` whose results are an agent's
+            context (agent-response mode).
 
     Returns:
         One evaluator per entry, in order.
@@ -76,11 +80,13 @@ def build_evaluators(
             raise fail(message, (*where, *loc)) from None
         try:
             instance = cls(options)
+            instance.context_tools = tuple(context_tools)
             instance.configure(providers=providers or {}, directory=directory)
         except OptionError as exc:
             raise fail(exc.message, (*where, *exc.option.split("."))) from None
         if instance.needs_retrieval and not (rag or recorded or instance.mapping):
-            raise fail(f"{kind} reads the retrieval; it needs a @rag_system", (*where, "type"))
+            raise fail(f"{kind} reads the retrieval; it needs a @rag_system (or an agent with a context tool)",
+                       (*where, "type"))  # fmt: skip
         for output in instance.outputs():
             if output.criterion in seen:
                 raise fail(

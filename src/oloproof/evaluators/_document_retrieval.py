@@ -61,6 +61,7 @@ from pydantic import Field, JsonValue, ValidationInfo, field_validator, model_va
 from typing_extensions import TypedDict
 
 from oloproof._exceptions import DatasetError
+from oloproof.evaluators._agent import NO_CONTEXT_TOOL_RESULTS, check_messages, ranked_documents
 from oloproof.evaluators._base import (
     MISSING,
     UNMAPPED,
@@ -335,13 +336,15 @@ class DocumentRetrieval(Evaluator[DocumentRetrievalFields]):
 
     options_model = DocumentRetrievalOptions
     options: DocumentRetrievalOptions
-    inputs = (GROUND_TRUTH, RETRIEVED)
+    inputs = (GROUND_TRUTH, RETRIEVED, "response")
+    """``response``: an agent's transcript, whose context tools' results are the ranking."""
     verdict_options = ("thresholds",)
 
     @property
     def needs_retrieval(self) -> bool:
-        """Only deriving the retrieved documents from the retrieval needs a RAG system."""
-        return RETRIEVED not in self.mapping
+        """Only deriving the retrieved documents from the retrieval needs a RAG system
+        (or an agent's context tools)."""
+        return RETRIEVED not in self.mapping and "response" not in self.mapping
 
     def metric_names(self) -> tuple[str, ...]:
         """The metrics, in the order they are reported: ``ndcg@k`` first."""
@@ -385,6 +388,12 @@ class DocumentRetrieval(Evaluator[DocumentRetrievalFields]):
             and any(reference.namespace == "sample" for reference in template.references)
         )
 
+    def _row_field(self, name: str) -> str:
+        template = self.mapping.get(name)
+        if template is not None and len(template.references) == 1:
+            return template.references[0].path or name
+        return name
+
     def _ground_truth(self, case: CaseView) -> list[tuple[DocumentId, int]] | Verdict:
         low, high = self.options.ground_truth_label_min, self.options.ground_truth_label_max
         value = self.mapped(case, GROUND_TRUTH)
@@ -399,9 +408,18 @@ class DocumentRetrieval(Evaluator[DocumentRetrievalFields]):
 
     def _retrieved(self, case: CaseView) -> list[tuple[DocumentId, int | float]] | Verdict:
         value = self.mapped(case, RETRIEVED)
+        if value is UNMAPPED or (case.recorded and value is MISSING):
+            agent = self.agent_response(case)
+            if isinstance(agent, Verdict):
+                return agent
+            if agent is not None:
+                # The context tools' results in call order, then rank, are the ranking.
+                if agent.not_applicable is not None:
+                    return Verdict.excluded(NO_CONTEXT_TOOL_RESULTS)
+                value = ranked_documents(agent)
         if value is UNMAPPED:
             if case.candidates is None:
-                return Verdict.excluded("no_retrieval")
+                return Verdict.excluded(NO_CONTEXT_TOOL_RESULTS if case.output_items is not None else "no_retrieval")
             count = len(case.candidates)
             return [(str(candidate["doc_id"]), count - index) for index, candidate in enumerate(case.candidates)]
         if value is MISSING:
@@ -411,6 +429,8 @@ class DocumentRetrieval(Evaluator[DocumentRetrievalFields]):
     def check_case(self, case: CaseView) -> None:
         # What the system produces is checked when it is read; the row's own
         # inputs are checked here, before anything runs.
+        if not self._from_system(case, "response"):
+            check_messages(self.mapped(case, "response"), self._row_field("response"), self.context_tools)
         truth = None if self._from_system(case, GROUND_TRUTH) else self._ground_truth(case)
         retrieved = None
         if RETRIEVED in self.mapping or case.recorded:

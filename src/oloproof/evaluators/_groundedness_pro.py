@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, JsonValue, ValidationError
 from typing_extensions import TypedDict
 
+from oloproof._exceptions import TranscriptError
+from oloproof.evaluators._agent import NO_CONTEXT_TOOL_RESULTS, conversation_text, is_messages
 from oloproof.evaluators._base import (
     MISSING,
     UNMAPPED,
@@ -170,9 +172,16 @@ class GroundednessPro(Evaluator[GroundednessFields]):
 
     def read(self, case: CaseView) -> GroundednessFields | Verdict:
         context = self.mapped(case, "context")
-        if context is UNMAPPED:
+        agent = self.agent_response(case)
+        if isinstance(agent, Verdict):
+            return agent
+        if agent is not None and (context is UNMAPPED or (case.recorded and context is MISSING)):
+            if agent.not_applicable is not None:
+                return Verdict.excluded(NO_CONTEXT_TOOL_RESULTS)
+            context = [p.text for p in agent.passages]
+        elif context is UNMAPPED:
             if case.context is None:
-                return Verdict.excluded("no_context")
+                return Verdict.excluded(NO_CONTEXT_TOOL_RESULTS if case.output_items is not None else "no_context")
             context = [str(p.get("text") or "") for p in case.context]
         if context is MISSING or context is None:
             return Verdict.excluded("missing_field:context")
@@ -182,7 +191,7 @@ class GroundednessPro(Evaluator[GroundednessFields]):
             sources = context_sources(context)
         except ValueError as error:
             return Verdict.excluded(f"invalid_field:context: {error}")
-        answer = self.mapped(case, "response")
+        answer = agent.response if agent is not None else self.mapped(case, "response")
         if answer is UNMAPPED:
             answer = text_field(case.output, self.options.response_field)
         if answer is MISSING or answer is None:
@@ -190,6 +199,11 @@ class GroundednessPro(Evaluator[GroundednessFields]):
         query = self.mapped(case, "query")
         if query is UNMAPPED:
             query = query_text(case.input, self.options.query_field)
+        if is_messages(query):
+            try:
+                query = conversation_text(query)
+            except TranscriptError as error:
+                return Verdict.excluded(f"invalid_field:query: {error}")
         query = None if query is MISSING or query is None else input_text(query)
         return {"query": query, "response": input_text(answer), "sources": sources}
 

@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import Field, JsonValue
 from typing_extensions import TypedDict
 
-from oloproof._exceptions import DatasetError
+from oloproof._exceptions import DatasetError, TranscriptError
+from oloproof.evaluators._agent import (
+    NO_CONTEXT_TOOL_RESULTS,
+    check_messages,
+    conversation_text,
+    extract_agent_response,
+    is_messages,
+    passages_of,
+)
 from oloproof.evaluators._base import (
     MISSING,
     UNMAPPED,
@@ -204,22 +212,43 @@ class LLMJudge(Evaluator[JudgeFields]):
         return MISSING if found is None else found
 
     def text_of(self, case: CaseView, name: str) -> str | None | Verdict:
-        """Input ``name`` as text; ``None`` when absent (a verdict when it is required)."""
+        """Input ``name`` as text; ``None`` when absent (a verdict when it is required).
+
+        A ``query`` or ``response`` given as a message list is read in agent-response
+        mode: the query's conversation, the response's final assistant text.
+        """
         value = self.mapped(case, name)
         if value is UNMAPPED:
             value = self.staged(case, name)
         if value is MISSING or value is None:
             return Verdict.excluded(f"missing_field:{name}") if name in self.required_inputs else None
+        if name in ("query", "response") and is_messages(value):
+            try:
+                if name == "query":
+                    return conversation_text(value)
+                return extract_agent_response(value, self.context_tools).response
+            except TranscriptError as error:
+                return Verdict.excluded(f"invalid_field:{name}: {error}")
         return input_text(value)
 
-    def context_of(self, case: CaseView, staged: Any) -> str | Verdict:
-        """The context as the prompt shows it: mapped text or chunks, else ``staged``
-        (the passages a system's case holds, ``None`` when it has none)."""
+    def context_of(self, case: CaseView, staged: Any, first: int | None = None) -> str | Verdict:
+        """The context as the prompt shows it: mapped text or chunks, else an agent
+        response's context tool results, else ``staged`` (the passages a system's case
+        holds, ``None`` when it has none); ``first`` keeps that many passages."""
         value = self.mapped(case, "context")
-        if value is UNMAPPED:
-            if staged is None:
-                return Verdict.excluded("no_context")
-            value = staged
+        if value is UNMAPPED or (case.recorded and value is MISSING):
+            agent = self.agent_response(case)
+            if isinstance(agent, Verdict):
+                return agent
+            if agent is not None:
+                if agent.not_applicable is not None:
+                    return Verdict.excluded(NO_CONTEXT_TOOL_RESULTS)
+                value = passages_of(agent)[:first]
+            elif value is UNMAPPED:
+                if staged is None:
+                    # A live agent that called no context tool retrieved nothing to judge against.
+                    return Verdict.excluded(NO_CONTEXT_TOOL_RESULTS if case.output_items is not None else "no_context")
+                value = staged
         if value is MISSING or value is None:
             return Verdict.excluded("missing_field:context")
         if not value or (isinstance(value, str) and not value.strip()):
@@ -230,6 +259,9 @@ class LLMJudge(Evaluator[JudgeFields]):
             return Verdict.excluded(f"invalid_field:context: {error}")
 
     def check_case(self, case: CaseView) -> None:
+        for name in ("query", "response"):
+            if name in self.inputs:
+                check_messages(self.mapped(case, name), self._field(name), self.context_tools, query=name == "query")
         if "context" not in self.inputs:
             return
         value = self.mapped(case, "context")
@@ -352,18 +384,23 @@ class Retrieval(LLMJudge):
     options: RetrievalJudgeOptions
     needs_retrieval = True
     prompt_name = "retrieval_v1"
-    reads = inputs = required_inputs = ("query", "context")
+    reads = required_inputs = ("query", "context")
+    inputs = ("query", "context", "response")
+    """``response``: an agent's transcript, whose context tools' results are judged."""
 
     def read(self, case: CaseView) -> JudgeFields | Verdict:
-        if "context" not in self.mapping and not case.recorded:
+        agent = self.agent_response(case) if "context" not in self.mapping else None
+        if isinstance(agent, Verdict):
+            return agent
+        if agent is None and "context" not in self.mapping and not case.recorded:
             if case.candidates is None:
-                return Verdict.excluded("no_retrieval")
+                return Verdict.excluded(NO_CONTEXT_TOOL_RESULTS if case.output_items is not None else "no_retrieval")
             if not case.candidates:
                 return Verdict.excluded("not_applicable:empty_retrieval")
         candidates = case.candidates
         if candidates is not None and self.options.k:
             candidates = candidates[: self.options.k]
-        context = self.context_of(case, candidates)
+        context = self.context_of(case, candidates, self.options.k)
         if isinstance(context, Verdict):
             return context
         query = self.text_of(case, "query")

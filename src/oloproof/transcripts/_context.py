@@ -27,8 +27,9 @@ class ContextTool(Frozen):
     name: str
     """The tool's name, as its calls give it."""
 
-    id_field: str
-    """The entry of each result object holding the document id (a string)."""
+    id_field: str = "doc_id"
+    """The entry of each result object holding the document id (a string); ``doc_id``,
+    as a live agent's context tools record their passages, by default."""
 
     text_field: str = "text"
     """The entry of each result object holding the passage's text (a string)."""
