@@ -77,10 +77,11 @@ def extract_context(transcript: Transcript, context_tools: Sequence[ContextTool]
     """Split a transcript into the judged response and its context.
 
     ``file_search`` results are read the vendor's way: each result's ``file_name``
-    (or ``file_id``) is the document id, and each of its ``content[].text`` a
-    passage. A result given as text (all Chat Completions and Anthropic tool
-    outputs are) must be the JSON text of the same shape. A context tool that
-    returned an empty list is applicable with no passages.
+    (or ``file_id``) is the document id, and each of its non-empty
+    ``content[].text`` a passage. A result given as text (all Chat Completions and
+    Anthropic tool outputs are) must be the JSON text of the same shape. A context
+    tool that returned an empty list (or only empty texts) is applicable with no
+    passages.
 
     Args:
         transcript: The transcript.
@@ -181,6 +182,7 @@ def _file_texts(result: dict[str, JsonValue], path: str) -> list[str]:
         item = expect_object(entry, where)
         if not isinstance(item.get("text"), str):
             raise fail(at(where, "text"), f"expected a string, got {kind(item.get('text'))}")
-        texts.append(item["text"])
+        if item["text"]:  # an empty text grounds nothing; the vendor leaves it out of the context too
+            texts.append(item["text"])
     return texts
 
