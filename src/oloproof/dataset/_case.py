@@ -70,6 +70,12 @@ class Expected(BaseModel):
     gold_context: list[GoldPassage] | None = None
     """The passages that answer the case; without them a failure cannot be diagnosed."""
 
+    # Kept as written: the tool_calls evaluator checks it, naming the entry at fault.
+    tool_calls: Json = None
+    """The tool calls an agent should make, read by the ``tool_calls`` evaluator: a list of
+    ``{"name": ..., "arguments": {...}}``, ``arguments`` optional (only the arguments it
+    gives are compared)."""
+
 
 class Case(BaseModel):
     """One evaluation case."""

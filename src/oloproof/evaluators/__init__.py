@@ -46,6 +46,7 @@ from oloproof.evaluators._retrieval import (
     RPrecisionOptions,
 )
 from oloproof.evaluators._text import Contains, ExactMatch, Regex
+from oloproof.evaluators._tool_calls import ToolCalls, ToolCallsOptions
 
 __all__ = [
     "MISSING",
@@ -83,6 +84,8 @@ __all__ = [
     "ResponseCompleteness",
     "Retrieval",
     "RetrievalOptions",
+    "ToolCalls",
+    "ToolCallsOptions",
     "Verdict",
     "build_evaluators",
     "evaluator",
