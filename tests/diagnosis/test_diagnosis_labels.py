@@ -94,7 +94,7 @@ def test_passing_the_control_is_unstable_whatever_else(gold, position):
 
 def test_every_label_has_its_reason_and_a_non_causal_description():
     assert list(LABELS) == ["RETRIEVAL_MISS", "RANKED_OUT", "CONTEXT_ASSEMBLY_LOSS",
-                            "CONTEXT_DISTRACTION", "GENERATION_FAILURE", "UNSTABLE"]
+                            "CONTEXT_DISTRACTION", "GENERATION_FAILURE", "UNSTABLE", "TOOL_NOT_CALLED"]
     for name, label in LABELS.items():
         assert label.name == name
         assert label.factor is None or label.factor in FACTORS
@@ -146,3 +146,30 @@ def test_generation_is_implicated_only_when_nothing_recovered():
 def test_nothing_is_implicated_without_diagnosed_failures():
     assert implicated_factor([]) is None
     assert implicated_factor([_case("UNSTABLE", control=True)]) is None
+
+
+def _agent(*, called, control=False, gold=True, position=None, context_ids=()):
+    return label_case("c1", control_passed=control, gold_passed=gold, recorded=_recorded(position, context_ids),
+                      relevant={"kb-1"}, top_k=None, called_context_tool=called)  # fmt: skip
+
+
+@pytest.mark.parametrize("gold", [True, False])
+def test_an_agent_that_called_no_context_tool_is_tool_not_called_recovered_or_not(gold):
+    label = _agent(called=False, gold=gold)
+    assert (label.label, label.reason, label.intervention_passed) == ("TOOL_NOT_CALLED", "context_tool_not_called", gold)
+    assert label.strength == ("intervention_recovery" if gold else "intervention_non_recovery")
+
+
+def test_an_agent_that_searched_takes_the_staged_labels_without_a_cut_off():
+    assert _agent(called=True, position=None).label == "RETRIEVAL_MISS"
+    assert _agent(called=True, gold=False, position=1, context_ids=("kb-1",)).label == "GENERATION_FAILURE"
+    # No top_k: a relevant passage at any position was in what the agent read.
+    assert _agent(called=True, position=9, context_ids=("kb-2",) * 8 + ("kb-1",)).label == "CONTEXT_DISTRACTION"
+    assert _agent(called=False, control=True).label == "UNSTABLE"
+
+
+def test_a_tool_not_called_that_did_not_recover_is_no_recovered_failure():
+    labels = [_case("TOOL_NOT_CALLED", gold=False), _case("GENERATION_FAILURE", gold=False)]
+    assert implicated_factor(labels) == ("generation", 1, 1)
+    assert implicated_factor([_case("TOOL_NOT_CALLED"), _case("RETRIEVAL_MISS"), _case("TOOL_NOT_CALLED")]) == (
+        "tool use", 2, 3)

@@ -46,6 +46,8 @@ LABELS: dict[str, Label] = {
               "still failed with the gold context", "generation"),
         Label("UNSTABLE", "passes_on_plain_reexecution",
               "passed when re-executed without the intervention; not diagnosed", None),
+        Label("TOOL_NOT_CALLED", "context_tool_not_called",
+              "the agent called no context tool", "tool use"),
     )
 }
 
@@ -55,10 +57,11 @@ FACTORS: dict[str, tuple[str, ...]] = {
     "retrieval": ("a larger depth", "query rewriting", "hybrid retrieval"),
     "context composition": ("a reranker", "a smaller top_k"),
     "generation": ("a different prompt", "a different model"),
+    "tool use": ("an instruction to search before answering", "a required tool choice"),
 }
 """Each factor and the candidate experiments that would test it."""
 
-_FACTOR_ORDER = ("context budget", "top-k cut-off", "retrieval", "context composition")
+_FACTOR_ORDER = ("context budget", "top-k cut-off", "retrieval", "context composition", "tool use")
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,8 @@ def label_case(
     gold_passed: bool,
     recorded: StoredCase,
     relevant: set[str],
-    top_k: int,
+    top_k: int | None,
+    called_context_tool: bool | None = None,
 ) -> CaseLabel:
     """Label one failed case from its control, its gold-context outcome and the recorded run.
 
@@ -92,16 +96,21 @@ def label_case(
         recorded: The parent run's ``cases`` row: ``best_relevant_position``,
             ``context`` and ``dropped``.
         relevant: The relevant document ids.
-        top_k: The parent run's ``top_k``.
+        top_k: The parent run's ``top_k``; ``None`` for an agent, which has no cut-off.
+        called_context_tool: Whether an agent's recorded run called a context tool
+            (``None`` for other systems). One that did not is ``TOOL_NOT_CALLED``
+            whether or not the gold context, under a forced call, recovered it.
     """
     position = recorded.get("best_relevant_position")
     if control_passed:
         name = "UNSTABLE"
+    elif called_context_tool is False:
+        name = "TOOL_NOT_CALLED"
     elif not gold_passed:
         name = "GENERATION_FAILURE"
     elif position is None:
         name = "RETRIEVAL_MISS"
-    elif position > top_k:
+    elif top_k is not None and position > top_k:
         name = "RANKED_OUT"
     elif any(p["doc_id"] in relevant for p in recorded.get("context") or []):
         name = "CONTEXT_DISTRACTION"
@@ -127,7 +136,8 @@ def implicated_factor(labels: list[CaseLabel]) -> tuple[str, int, int] | None:
     When nothing recovered but some cases still failed with the gold context,
     generation is implicated among the diagnosed failures.
     """
-    recovered = [c for c in labels if c.label not in ("UNSTABLE", "GENERATION_FAILURE")]
+    # A tool not called is a failure whether or not the forced call recovered it: count only recoveries.
+    recovered = [c for c in labels if c.label not in ("UNSTABLE", "GENERATION_FAILURE") and c.intervention_passed]
     if recovered:
         counts = {factor: 0 for factor in _FACTOR_ORDER}
         for case in recovered:

@@ -33,12 +33,18 @@ def intervention_name(record: Diagnosis) -> str:
 def render_label_lines(cases: Sequence[DiagnosedCase | Mapping[str, Any]]) -> list[str]:
     """One ``LABEL: n of N, description`` line per label present, in a fixed order."""
     labels = [case.label if isinstance(case, DiagnosedCase) else str(case["label"]) for case in cases]
+    passed = [case.intervention_passed if isinstance(case, DiagnosedCase) else bool(case.get("intervention_passed"))
+              for case in cases]  # fmt: skip
     total = len(labels)
     lines = []
     for name, label in LABELS.items():
         count = labels.count(name)
         if count:
-            lines.append(f"{name}: {count} of {total}, {label.description}")
+            line = f"{name}: {count} of {total}, {label.description}"
+            if name == "TOOL_NOT_CALLED":  # a failure either way; say how many a forced call recovered
+                forced = sum(1 for label_, ok in zip(labels, passed, strict=True) if label_ == name and ok)
+                line += f"; {forced} of {count} recovered under a forced call with the gold context"
+            lines.append(line)
     return lines
 
 

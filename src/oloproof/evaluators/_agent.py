@@ -20,6 +20,7 @@ from oloproof.transcripts import ContextTool, Extraction, Transcript, extract_co
 
 __all__ = [
     "NO_CONTEXT_TOOL_RESULTS",
+    "absent_context",
     "check_messages",
     "conversation_text",
     "extract_agent_response",
@@ -30,6 +31,12 @@ __all__ = [
 
 NO_CONTEXT_TOOL_RESULTS = "not_applicable:no_context_tool_results"
 """The reason a context-reading judgment of a transcript without context tool results is excluded."""
+
+
+def absent_context(output_items: Any, reason: str) -> str:
+    """Why a case without retrieval or context is excluded: an agent's run that called no
+    context tool has ``no_context_tool_results``, any other case ``reason``."""
+    return NO_CONTEXT_TOOL_RESULTS if output_items is not None else reason
 
 
 def is_messages(value: Any) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing_extensions import TypedDict
 
+from oloproof.evaluators._agent import absent_context
 from oloproof.evaluators._base import CaseView, Evaluator, EvaluatorOptions, JudgeContext, Verdict, evaluator
 from oloproof.evaluators._fields import cited_ids
 
@@ -48,7 +49,7 @@ class CitationValidity(Evaluator[CitationFields]):
 
     def read(self, case: CaseView) -> CitationFields | Verdict:
         if case.context is None:
-            return Verdict.excluded("no_context")
+            return Verdict.excluded(absent_context(case.output_items, "no_context"))
         cited = cited_ids(case.output, self.options.field)
         allowed: set[str] = set()
         for passage in case.context:

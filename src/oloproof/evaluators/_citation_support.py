@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import Field, JsonValue
 
+from oloproof.evaluators._agent import absent_context
 from oloproof.evaluators._base import CaseView, JudgeCall, JudgeContext, Output, Verdict, evaluator
 from oloproof.evaluators._fields import cited_ids
 from oloproof.evaluators._judges import JudgeFields, JudgeOptions, LLMJudge
@@ -68,7 +69,7 @@ class CitationSupportJudge(LLMJudge):
 
     def read(self, case: CaseView) -> JudgeFields | Verdict:
         if case.context is None:
-            return Verdict.excluded("no_context")
+            return Verdict.excluded(absent_context(case.output_items, "no_context"))
         cited = list(dict.fromkeys(cited_ids(case.output, self.options.citations_field)))
         if not cited:
             return Verdict.excluded("not_applicable:no_citations")

@@ -61,7 +61,7 @@ from pydantic import Field, JsonValue, ValidationInfo, field_validator, model_va
 from typing_extensions import TypedDict
 
 from oloproof._exceptions import DatasetError
-from oloproof.evaluators._agent import NO_CONTEXT_TOOL_RESULTS, check_messages, ranked_documents
+from oloproof.evaluators._agent import NO_CONTEXT_TOOL_RESULTS, absent_context, check_messages, ranked_documents
 from oloproof.evaluators._base import (
     MISSING,
     UNMAPPED,
@@ -419,7 +419,7 @@ class DocumentRetrieval(Evaluator[DocumentRetrievalFields]):
                 value = ranked_documents(agent)
         if value is UNMAPPED:
             if case.candidates is None:
-                return Verdict.excluded(NO_CONTEXT_TOOL_RESULTS if case.output_items is not None else "no_retrieval")
+                return Verdict.excluded(absent_context(case.output_items, "no_retrieval"))
             count = len(case.candidates)
             return [(str(candidate["doc_id"]), count - index) for index, candidate in enumerate(case.candidates)]
         if value is MISSING:

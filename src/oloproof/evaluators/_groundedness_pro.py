@@ -23,7 +23,7 @@ from pydantic import Field, JsonValue, ValidationError
 from typing_extensions import TypedDict
 
 from oloproof._exceptions import TranscriptError
-from oloproof.evaluators._agent import NO_CONTEXT_TOOL_RESULTS, conversation_text, is_messages
+from oloproof.evaluators._agent import NO_CONTEXT_TOOL_RESULTS, absent_context, conversation_text, is_messages
 from oloproof.evaluators._base import (
     MISSING,
     UNMAPPED,
@@ -181,7 +181,7 @@ class GroundednessPro(Evaluator[GroundednessFields]):
             context = [p.text for p in agent.passages]
         elif context is UNMAPPED:
             if case.context is None:
-                return Verdict.excluded(NO_CONTEXT_TOOL_RESULTS if case.output_items is not None else "no_context")
+                return Verdict.excluded(absent_context(case.output_items, "no_context"))
             context = [str(p.get("text") or "") for p in case.context]
         if context is MISSING or context is None:
             return Verdict.excluded("missing_field:context")

@@ -21,6 +21,7 @@ from typing_extensions import TypedDict
 from oloproof._exceptions import DatasetError, TranscriptError
 from oloproof.evaluators._agent import (
     NO_CONTEXT_TOOL_RESULTS,
+    absent_context,
     check_messages,
     conversation_text,
     extract_agent_response,
@@ -247,7 +248,7 @@ class LLMJudge(Evaluator[JudgeFields]):
             elif value is UNMAPPED:
                 if staged is None:
                     # A live agent that called no context tool retrieved nothing to judge against.
-                    return Verdict.excluded(NO_CONTEXT_TOOL_RESULTS if case.output_items is not None else "no_context")
+                    return Verdict.excluded(absent_context(case.output_items, "no_context"))
                 value = staged
         if value is MISSING or value is None:
             return Verdict.excluded("missing_field:context")
@@ -394,7 +395,7 @@ class Retrieval(LLMJudge):
             return agent
         if agent is None and "context" not in self.mapping and not case.recorded:
             if case.candidates is None:
-                return Verdict.excluded(NO_CONTEXT_TOOL_RESULTS if case.output_items is not None else "no_retrieval")
+                return Verdict.excluded(absent_context(case.output_items, "no_retrieval"))
             if not case.candidates:
                 return Verdict.excluded("not_applicable:empty_retrieval")
         candidates = case.candidates

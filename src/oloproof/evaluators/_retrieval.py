@@ -20,6 +20,7 @@ from pydantic import Field, JsonValue
 from typing_extensions import TypedDict
 
 from oloproof import metrics
+from oloproof.evaluators._agent import absent_context
 from oloproof.evaluators._base import (
     CaseView,
     Evaluator,
@@ -153,7 +154,7 @@ class _RankMetric(Evaluator[RankFields]):
 
     def read(self, case: CaseView) -> RankFields | Verdict:
         if case.candidates is None:
-            return Verdict.excluded("no_retrieval")
+            return Verdict.excluded(absent_context(case.output_items, "no_retrieval"))
         relevant = relevance_labels(case.expected)
         if not relevant:
             return Verdict.excluded("no_relevance_labels")

@@ -114,10 +114,26 @@ def diagnosis_request(
 def parent_settings(manifest: RunManifest) -> dict[str, JsonValue]:
     """The settings that reproduce the parent run's system and dataset."""
     system = manifest.system
+    if system.get("kind") == "agent":
+        return _agent_settings(manifest)
     # Nulls too: a setting the parent run had switched off must stay off.
     settings = {".".join(path): system.get(name) for name, path in setting_paths().items()}
     settings["dataset"] = manifest.dataset
     return settings
+
+
+def _agent_settings(manifest: RunManifest) -> dict[str, JsonValue]:
+    """An agent's name, version, index and declared parameters (its run's and each tool's)."""
+    system = manifest.system
+    tools = system.get("tools")
+    parameters: dict[str, JsonValue] = {}
+    for name, spec in (tools if isinstance(tools, dict) else {}).items():
+        if isinstance(spec, dict) and spec.get("parameters") is not None:
+            parameters[name] = spec["parameters"]
+    return {"system.name": system.get("name"), "system.version": system.get("version"),
+            "system.agent.index_version": system.get("index_version"),
+            "system.agent.generator": system.get("generator"), "system.agent.tools": parameters or None,
+            "dataset": manifest.dataset}  # fmt: skip
 
 
 def check_request(parent: RunRecords, intervention: str, top_k: int | None, reranker: str | None) -> None:
@@ -129,8 +145,12 @@ def check_request(parent: RunRecords, intervention: str, top_k: int | None, rera
             f"run {manifest.run_id} evaluated recorded data: no system ran, so there is "
             "nothing to re-execute under an intervention"
         )
-    if kind != "rag":
-        raise UsageError("diagnosis re-executes retrieval and generation: it needs a @rag_system run")
+    if kind == "agent" and intervention != "gold-context":
+        raise UsageError(f"an agent has no top_k or ranking of its own to replay: diagnose agent run "
+                         f"{manifest.run_id} with --intervention gold-context")  # fmt: skip
+    if kind not in ("rag", "agent"):
+        raise UsageError("diagnosis re-executes retrieval and generation: it needs a @rag_system run "
+                         "(or an @agent_system run)")  # fmt: skip
     if intervention == "top-k":
         if top_k is None or top_k < 1:
             raise UsageError("--top-k must be an integer of at least 1", field="--top-k")

@@ -105,6 +105,7 @@ class StoredCase(TypedDict, total=False):
         best_relevant_position: Position of the first relevant candidate.
         relevant_position: That position as a slice label.
         context_truncated: Whether the token budget dropped a passage.
+        output_items: An agent's transcript (its tool calls and their results).
     """
 
     case_id: str
@@ -121,6 +122,7 @@ class StoredCase(TypedDict, total=False):
     best_relevant_position: int | None
     relevant_position: str | None
     context_truncated: bool | None
+    output_items: JsonValue
 
 
 class StoredJudgment(TypedDict, total=False):

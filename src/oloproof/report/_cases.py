@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Sequence
+
+from pydantic import JsonValue
 
 from oloproof.records import ContextEntry, DroppedEntry, RunReport, StoredCase, StoredJudgment
 
@@ -30,6 +33,36 @@ def _passage(item: ContextEntry | DroppedEntry, reason: str | None = None) -> st
     return f"{unit} (position {item['position']}{tokens})"
 
 
+def _tool_calls(items: JsonValue) -> str:
+    """An agent's tool calls in order: ``name(arguments) → doc ids`` (or its JSON result, shortened)."""
+    calls: list[tuple[str, str, JsonValue]] = []
+    results: dict[str, JsonValue] = {}
+    for message in items if isinstance(items, list) else []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for part in content if isinstance(content, list) else []:
+            if not isinstance(part, dict) or not isinstance(message, dict):
+                continue
+            if part.get("type") == "tool_call":
+                calls.append((str(part.get("tool_call_id")), str(part.get("name")), part.get("arguments")))
+            elif part.get("type") == "tool_result":
+                results[str(message.get("tool_call_id"))] = part.get("tool_result")
+    if not calls:
+        return "tools none called"
+    shown = []
+    for call_id, name, arguments in calls:
+        result = results.get(call_id)
+        ids = [str(r["doc_id"]) for r in result if isinstance(r, dict) and "doc_id" in r] \
+            if isinstance(result, list) else []
+        answer = ", ".join(ids) if ids or result == [] else _short(result)
+        shown.append(f"{name}({_short(arguments)}) → {answer or 'nothing'}")
+    return "tools " + "; ".join(shown)
+
+
+def _short(value: JsonValue, limit: int = 80) -> str:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def render_run_cases(report: RunReport, cases: Sequence[StoredCase], judgments: Sequence[StoredJudgment]) -> list[str]:
     """One line per case of a run."""
     by_case: dict[str, list[StoredJudgment]] = defaultdict(list)
@@ -41,6 +74,8 @@ def render_run_cases(report: RunReport, cases: Sequence[StoredCase], judgments: 
             lines.append(f"{case['case_id']}: missing ({case['error_stage']} error: {case['error']})")
             continue
         parts = ["; ".join(_verdict(row) for row in by_case[case["case_id"]])]
+        if case.get("output_items") is not None:  # an agent's run: what it called, in order
+            parts.append(_tool_calls(case.get("output_items")))
         if case.get("relevant_position") is not None:
             parts.append(f"relevant position {case['relevant_position']}")
         context = case.get("context")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import cast
 
 import fsspec
 from prefect import task
 from prefect.cache_policies import NO_CACHE
+from pydantic import JsonValue
 
 from oloproof._exceptions import UsageError
 from oloproof.diagnosis import implicated_factor, label_case, passed_cases
@@ -88,15 +90,20 @@ def label_failures(
     recorded = {row["case_id"]: row for row in parent.cases}
     control = passed_cases(runs["control"].judgments, criterion, threshold)
     gold = passed_cases(runs["gold_context"].judgments, criterion, threshold)
-    top_k = cast(int, parent.manifest.system["top_k"])  # a rag run's, as `check_request` requires
+    system = parent.manifest.system
+    agent = system.get("kind") == "agent"
+    # A rag run always has a top_k (`check_request` admits rag and agent runs); an agent has none.
+    top_k = None if agent else cast(int, system["top_k"])
+    tools = context_tool_names(system) if agent else ()
     labels = []
     for case_id in selected:
         units = (recorded[case_id].get("expected") or {}).get("relevant")
         relevant = {str(u["doc_id"]) for u in units if isinstance(u, dict) and _grade(u.get("grade", 1)) > 0} \
             if isinstance(units, list) else set()
+        called = called_a_context_tool(recorded[case_id].get("output_items"), tools) if agent else None
         labels.append(label_case(case_id, control_passed=control.get(case_id, False),
                                  gold_passed=gold.get(case_id, False), recorded=recorded[case_id],
-                                 relevant=relevant, top_k=top_k))
+                                 relevant=relevant, top_k=top_k, called_context_tool=called))
     implicated = implicated_factor(labels)
     return {
         "cases": [vars(label) for label in labels],
@@ -104,6 +111,23 @@ def label_failures(
         "implicated": None if implicated is None else
         {"factor": implicated[0], "count": implicated[1], "among": implicated[2]},
     }
+
+
+def context_tool_names(system: Mapping[str, JsonValue]) -> tuple[str, ...]:
+    """The context tools an agent run's manifest declares."""
+    tools = system.get("tools")
+    return tuple(name for name, spec in (tools if isinstance(tools, dict) else {}).items()
+                 if isinstance(spec, dict) and spec.get("context") is True)  # fmt: skip
+
+
+def called_a_context_tool(items: JsonValue, tools: tuple[str, ...]) -> bool:
+    """Whether an agent's recorded transcript (the vendor's message format) calls a context tool."""
+    for message in items if isinstance(items, list) else []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for part in content if isinstance(content, list) else []:
+            if isinstance(part, dict) and part.get("type") == "tool_call" and part.get("name") in tools:
+                return True
+    return False
 
 
 def _grade(value: object) -> float:
