@@ -19,7 +19,7 @@ from readme_blocks import Block, commands, read_blocks, shown_in
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
-READMES = ("README.md", "examples/support_rag/README.md")
+READMES = ("README.md", "examples/support_rag/README.md", "examples/support_agent/README.md")
 _FIRST = {"RUN_ID", "RUN", "BASELINE_RUN", "BASELINE"}
 _LATEST = {"CANDIDATE_RUN", "CANDIDATE"}
 _CONTENT = {"sha256:…", "DIAGNOSIS_ID"}
@@ -68,7 +68,8 @@ def test_every_command_block_is_marked(readme):
 @pytest.mark.parametrize("readme", READMES)
 def test_the_readme_runs_as_written_and_prints_what_it_shows(readme, run_cli, tmp_path, monkeypatch):
     workspace = tmp_path / "repository"
-    copy_project(REPO / "examples" / "support_rag", workspace / "examples" / "support_rag", batched=False)
+    for example in ("support_rag", "support_agent"):
+        copy_project(REPO / "examples" / example, workspace / "examples" / example, batched=False)
     monkeypatch.chdir(workspace)  # every command is shown as typed at the repository root
     monkeypatch.setenv("COLUMNS", "200")
     scenario = Scenario()

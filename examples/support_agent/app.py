@@ -1,7 +1,7 @@
 """The support desk as an agent: it answers by calling a ``search_kb`` tool.
 
 Deterministic and credential-free, like ``support_rag``, over the same knowledge
-base. The "model" is a few rules standing in for an LLM's choices, so that each
+base (a copy, so this folder stands alone). The "model" is a few rules standing in for an LLM's choices, so that each
 way an agent fails appears and every figure is reproducible:
 
 - it answers yes/no questions ("Is ...?") from memory, without searching, unless
@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from oloproof import Passage, Tools, agent_system, tool
 
-KNOWLEDGE_BASE = Path(__file__).resolve().parent.parent / "support_rag" / "knowledge_base.jsonl"
+KNOWLEDGE_BASE = Path(__file__).with_name("knowledge_base.jsonl")
 
 STOPWORDS = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "get", "how", "i", "if", "in",

@@ -116,7 +116,7 @@ def check_inputs(evaluators: list[Evaluator], dataset: Dataset, locate: Locator)
                                    field=error.field) from None  # fmt: skip
         if unseen:
             for key, reference in list(unseen.items()):
-                if reference.resolve(view.item, None) is not MISSING:
+                if reference.resolve(view.item, None) is not MISSING or _from_transcript(evaluators[key[0]], key[1], view):
                     del unseen[key]
     if unseen:
         index, name, text = min(unseen)
@@ -124,3 +124,8 @@ def check_inputs(evaluators: list[Evaluator], dataset: Dataset, locate: Locator)
         where = ("evaluators", index, "data_mapping", name) if mapped else ("evaluators", index)
         hint = "" if mapped else f" ({evaluators[index].type_name} reads {name!r}: name its field in data_mapping)"
         raise locate(f"no row of {dataset.url} has {{{{{text}}}}}{hint}", where)
+
+
+def _from_transcript(evaluator: Evaluator, name: str, view: CaseView) -> bool:
+    """Whether a row's unmapped ``context`` comes from the transcript its ``response`` holds."""
+    return name == "context" and name not in evaluator.mapping and evaluator.agent_response(view) is not None
