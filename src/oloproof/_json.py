@@ -18,7 +18,22 @@ from typing import Any
 from oloproof._exceptions import OloproofError, StoreError
 from oloproof._limits import MAX_DEPTH, Location, bad_text, dotted, shown, texts
 
-__all__ = ["canonical_json", "content_hash", "load_json"]
+__all__ = ["canonical_json", "content_hash", "json_kind", "load_json"]
+
+
+def json_kind(value: object) -> str:
+    """The JSON name of a value's type, for messages: ``a string``, ``null``, ``an object`` ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object" if isinstance(value, dict) else type(value).__name__
 
 
 def content_hash(value: Any) -> str:

@@ -26,7 +26,7 @@ from typing_extensions import TypedDict
 
 from oloproof._exceptions import TranscriptError
 from oloproof._json import content_hash
-from oloproof.evaluators._agent import extract_agent_response, is_messages
+from oloproof.evaluators._agent import NO_CONTEXT_TOOL_RESULTS, extract_agent_response, is_messages
 from oloproof.evaluators._fields import MISSING, get_field
 from oloproof.evaluators._mapping import Template, parse_template, sample_of
 from oloproof.transcripts import ContextTool, Extraction
@@ -346,6 +346,20 @@ class Evaluator(ABC, Generic[F]):
             return extract_agent_response(value, self.context_tools)
         except TranscriptError as error:
             return Verdict.excluded(f"invalid_field:response: {error}")
+
+    def extracted(self, case: CaseView, value: Any) -> Extraction | Verdict | None:
+        """An input's value (as mapped) taken from the agent's transcript instead.
+
+        When ``value`` is not given (no mapping, or a recorded row without the field)
+        and the response is a transcript: its extraction, or the verdict excluding a
+        transcript without context tool results; ``None`` otherwise.
+        """
+        if not (value is UNMAPPED or (case.recorded and value is MISSING)):
+            return None
+        agent = self.agent_response(case)
+        if isinstance(agent, Extraction) and agent.not_applicable is not None:
+            return Verdict.excluded(NO_CONTEXT_TOOL_RESULTS)
+        return agent
 
     @property
     def criterion(self) -> str:

@@ -61,7 +61,7 @@ from pydantic import Field, JsonValue, ValidationInfo, field_validator, model_va
 from typing_extensions import TypedDict
 
 from oloproof._exceptions import DatasetError
-from oloproof.evaluators._agent import NO_CONTEXT_TOOL_RESULTS, absent_context, check_messages, ranked_documents
+from oloproof.evaluators._agent import absent_context, check_messages, ranked_documents
 from oloproof.evaluators._base import (
     MISSING,
     UNMAPPED,
@@ -408,15 +408,11 @@ class DocumentRetrieval(Evaluator[DocumentRetrievalFields]):
 
     def _retrieved(self, case: CaseView) -> list[tuple[DocumentId, int | float]] | Verdict:
         value = self.mapped(case, RETRIEVED)
-        if value is UNMAPPED or (case.recorded and value is MISSING):
-            agent = self.agent_response(case)
-            if isinstance(agent, Verdict):
-                return agent
-            if agent is not None:
-                # The context tools' results in call order, then rank, are the ranking.
-                if agent.not_applicable is not None:
-                    return Verdict.excluded(NO_CONTEXT_TOOL_RESULTS)
-                value = ranked_documents(agent)
+        agent = self.extracted(case, value)
+        if isinstance(agent, Verdict):
+            return agent
+        if agent is not None:  # the context tools' results in call order, then rank, are the ranking
+            value = ranked_documents(agent)
         if value is UNMAPPED:
             if case.candidates is None:
                 return Verdict.excluded(absent_context(case.output_items, "no_retrieval"))

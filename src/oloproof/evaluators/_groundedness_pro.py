@@ -23,7 +23,7 @@ from pydantic import Field, JsonValue, ValidationError
 from typing_extensions import TypedDict
 
 from oloproof._exceptions import TranscriptError
-from oloproof.evaluators._agent import NO_CONTEXT_TOOL_RESULTS, absent_context, conversation_text, is_messages
+from oloproof.evaluators._agent import absent_context, conversation_text, is_messages
 from oloproof.evaluators._base import (
     MISSING,
     UNMAPPED,
@@ -172,12 +172,10 @@ class GroundednessPro(Evaluator[GroundednessFields]):
 
     def read(self, case: CaseView) -> GroundednessFields | Verdict:
         context = self.mapped(case, "context")
-        agent = self.agent_response(case)
+        agent = self.extracted(case, context)
         if isinstance(agent, Verdict):
             return agent
-        if agent is not None and (context is UNMAPPED or (case.recorded and context is MISSING)):
-            if agent.not_applicable is not None:
-                return Verdict.excluded(NO_CONTEXT_TOOL_RESULTS)
+        if agent is not None:
             context = [p.text for p in agent.passages]
         elif context is UNMAPPED:
             if case.context is None:
@@ -191,7 +189,10 @@ class GroundednessPro(Evaluator[GroundednessFields]):
             sources = context_sources(context)
         except ValueError as error:
             return Verdict.excluded(f"invalid_field:context: {error}")
-        answer = agent.response if agent is not None else self.mapped(case, "response")
+        response = self.agent_response(case)
+        if isinstance(response, Verdict):
+            return response
+        answer = response.response if response is not None else self.mapped(case, "response")
         if answer is UNMAPPED:
             answer = text_field(case.output, self.options.response_field)
         if answer is MISSING or answer is None:

@@ -20,7 +20,6 @@ from typing_extensions import TypedDict
 
 from oloproof._exceptions import DatasetError, TranscriptError
 from oloproof.evaluators._agent import (
-    NO_CONTEXT_TOOL_RESULTS,
     absent_context,
     check_messages,
     conversation_text,
@@ -237,19 +236,16 @@ class LLMJudge(Evaluator[JudgeFields]):
         response's context tool results, else ``staged`` (the passages a system's case
         holds, ``None`` when it has none); ``first`` keeps that many passages."""
         value = self.mapped(case, "context")
-        if value is UNMAPPED or (case.recorded and value is MISSING):
-            agent = self.agent_response(case)
-            if isinstance(agent, Verdict):
-                return agent
-            if agent is not None:
-                if agent.not_applicable is not None:
-                    return Verdict.excluded(NO_CONTEXT_TOOL_RESULTS)
-                value = passages_of(agent)[:first]
-            elif value is UNMAPPED:
-                if staged is None:
-                    # A live agent that called no context tool retrieved nothing to judge against.
-                    return Verdict.excluded(absent_context(case.output_items, "no_context"))
-                value = staged
+        agent = self.extracted(case, value)
+        if isinstance(agent, Verdict):
+            return agent
+        if agent is not None:
+            value = passages_of(agent)[:first]
+        elif value is UNMAPPED:
+            if staged is None:
+                # A live agent that called no context tool retrieved nothing to judge against.
+                return Verdict.excluded(absent_context(case.output_items, "no_context"))
+            value = staged
         if value is MISSING or value is None:
             return Verdict.excluded("missing_field:context")
         if not value or (isinstance(value, str) and not value.strip()):

@@ -58,6 +58,7 @@ from pydantic import Field, JsonValue
 from typing_extensions import TypedDict
 
 from oloproof._exceptions import DatasetError, TranscriptError
+from oloproof._json import json_kind
 from oloproof.evaluators._base import (
     MISSING,
     UNMAPPED,
@@ -254,25 +255,25 @@ def parse_expected_calls(value: object, where: str) -> list[CallSpec]:
             ``expected.tool_calls[2].name``.
     """
     if not isinstance(value, list):
-        raise DatasetError(f"expected a list of {{name, arguments}} objects, got {_kind(value)}", field=where)
+        raise DatasetError(f"expected a list of {{name, arguments}} objects, got {json_kind(value)}", field=where)
     calls: list[CallSpec] = []
     for index, entry in enumerate(value):
         at = f"{where}[{index}]"
         if not isinstance(entry, dict):
-            raise DatasetError(f"expected a {{name, arguments}} object, got {_kind(entry)}", field=at)
+            raise DatasetError(f"expected a {{name, arguments}} object, got {json_kind(entry)}", field=at)
         # An unknown key is most likely a misspelt "arguments", which would compare nothing.
         for key in entry:
             if key not in ("name", "arguments"):
                 raise DatasetError(f"unknown key {key!r} (an expected call has name and arguments)", field=f"{at}.{key}")
         name = entry.get("name")
         if not isinstance(name, str) or not name:
-            shown = "nothing" if "name" not in entry else _kind(name)
+            shown = "nothing" if "name" not in entry else json_kind(name)
             raise DatasetError(f"expected the tool's name as a non-empty string, got {shown}", field=f"{at}.name")
         call: CallSpec = {"name": name}
         if "arguments" in entry:
             arguments = entry["arguments"]
             if not isinstance(arguments, dict):
-                raise DatasetError(f"expected the arguments as an object, got {_kind(arguments)}",
+                raise DatasetError(f"expected the arguments as an object, got {json_kind(arguments)}",
                                    field=f"{at}.arguments")  # fmt: skip
             call["arguments"] = arguments
         calls.append(call)
@@ -296,18 +297,6 @@ def actual_calls(value: object, where: str) -> list[CallSpec]:
             for message in transcript.messages for call in message.tool_calls]  # fmt: skip
 
 
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    return "an object" if isinstance(value, dict) else type(value).__name__
 
 
 # -- the evaluator ------------------------------------------------------------------

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from oloproof._exceptions import TranscriptError
+from oloproof._json import json_kind as kind
 from oloproof.transcripts._model import Message, Role, ToolCall, ToolResult, Transcript
 
 __all__ = [
@@ -32,23 +33,6 @@ def at(path: str, step: str | int) -> str:
     if isinstance(step, int):
         return f"{path}[{step}]"
     return f"{path}.{step}" if path else step
-
-
-def kind(value: object) -> str:
-    """The JSON name of a value's type, for messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 def fail(path: str, message: str) -> TranscriptError:
