@@ -18,9 +18,11 @@ from oloproof._exceptions import ConfigError
 from oloproof._system._agent import AgentTool, declared_tools
 from oloproof._system._decorators import DECLARATION_ATTRIBUTE, SystemDeclaration
 from oloproof._system._parameters import check_takes_parameters, resolve_parameters
+from oloproof._system._toolbox import Tools
 from oloproof.config._load import Project
 from oloproof.config._project import AgentSettings, RagSettings
 from oloproof.config._settings import NameAndVersion, RagParameters, SystemConfig, is_required, setting_paths
+from oloproof.transcripts import FILE_SEARCH
 
 __all__ = [
     "SystemConfig",
@@ -225,9 +227,18 @@ def _resolve_agent(project: Project, agent: AgentSettings) -> SystemHandle:
         raise project.error("an agent's run parameters go under system.agent.generator", ("system", "generator"))
     generator = resolve_parameters(project, declared.generator, agent.generator, ("system", "agent", "generator"),
                                    agent.object)  # fmt: skip
-    call = "run(input, tools, params)" if generator is not None else "run(input, tools)"
-    check_takes_parameters(project, instance.run, f"{agent.object}.{call}", ("system", "agent", "generator"))
+    if generator is not None:
+        check_takes_parameters(project, instance.run, f"{agent.object}.run(input, tools, params)",
+                               ("system", "agent", "generator"))  # fmt: skip
+    elif not _takes(instance.run, 2):
+        raise project.error(f"{agent.object}.run(input, tools) is how an agent is called; "
+                            "it does not take those arguments", location)  # fmt: skip
     tools = _agent_tools(project, agent, instance, type(instance))
+    waiting = [name for name, tool in tools.items() if tool.is_async]
+    if waiting and not inspect.iscoroutinefunction(instance.run):
+        # A synchronous run would be handed a coroutine it has no way to await.
+        raise project.error(f"{agent.object}.run is synchronous and cannot await the async tool {waiting[0]!r}: "
+                            "make run `async def`, or the tool a plain def", location)  # fmt: skip
     values = _merged_agent(project, declared, agent)
     config = SystemConfig.model_validate({"kind": "agent", "object": agent.object, **values,
                                           "generator": _json(generator),
@@ -241,6 +252,17 @@ def _agent_tools(project: Project, agent: AgentSettings, instance: Any, cls: typ
         declared = declared_tools(cls)
     except ValueError as exc:
         raise project.error(str(exc), ("system", "agent", "object")) from None
+    if FILE_SEARCH in declared:
+        # Transcripts read every file_search result as the vendor's own retrieval's (file ids,
+        # filenames, no doc_id), never as this tool's passages: the two would be confused.
+        raise project.error(f"{agent.object}.{declared[FILE_SEARCH][0]} declares the tool name {FILE_SEARCH!r}, "
+                            "the vendor's retrieval tool, whose results have another shape: "
+                            "name it otherwise with @tool(name=...)", ("system", "agent", "object"))  # fmt: skip
+    for name, (attribute, _) in declared.items():
+        if name in _TOOLS_OWN:
+            raise project.error(f"{agent.object}.{attribute} declares the tool name {name!r}, which the tools "
+                                f"object handed to run has for itself (tools.{name}): name it otherwise "
+                                "with @tool(name=...)", ("system", "agent", "object"))  # fmt: skip
     for name in agent.tools or {}:
         if name not in declared:
             known = ", ".join(declared) or "none"
@@ -256,6 +278,24 @@ def _agent_tools(project: Project, agent: AgentSettings, instance: Any, cls: typ
         tools[name] = AgentTool(name=name, version=declaration.version, context=declaration.context,
                                 method=getattr(instance, attribute), params=params)  # fmt: skip
     return tools
+
+
+_TOOLS_OWN = frozenset(name for name in dir(Tools) if not name.startswith("_"))
+"""The attributes of the ``tools`` object that are its own (``call``, ``names``, ``forced``):
+a tool of one of these names could never be called as ``tools.<name>(...)``."""
+
+
+def _takes(method: Any, count: int) -> bool:
+    """Whether ``method`` can be called with ``count`` positional arguments (a builtin: yes)."""
+    try:
+        signature = inspect.signature(method)
+    except (TypeError, ValueError):
+        return True
+    try:
+        signature.bind(*range(count))
+    except TypeError:
+        return False
+    return True
 
 
 def _merged_agent(project: Project, declared: SystemDeclaration, agent: AgentSettings) -> dict[str, Any]:

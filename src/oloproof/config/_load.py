@@ -74,6 +74,9 @@ class Project:
         name = ".".join(str(part) for part in location)
         if any(name == key or name.startswith(key + ".") for key in self.overridden):
             return ConfigError(message, path="--set", field=shown_field)
+        # A key the file does not have, which only a --set below it introduced, is the --set's.
+        if tuple(location) not in self.lines and any(key.startswith(name + ".") for key in self.overridden):
+            return ConfigError(message, path="--set", field=shown_field)
         return ConfigError(message, path=str(self.config_path), line=locate(self.lines, location), field=shown_field)
 
 

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 
 from oloproof._system._passage import Passage
 from oloproof._system._toolbox import Tools, ToolSession
@@ -59,14 +59,28 @@ class StoreToolCache:
 
 def _run_sync(run: Any, session: ToolSession, case_input: Any, extra: tuple[Any, ...]) -> AgentRun:
     session.begin(case_input)
-    output = run(case_input, Tools(session), *extra)
+    try:
+        output = run(case_input, Tools(session), *extra)
+    except ValidationError as error:
+        raise _case_error(error) from None
     return AgentRun(output=output, items=session.finish(output), hits=session.hits, misses=session.misses)
 
 
 async def _run_async(run: Any, session: ToolSession, case_input: Any, extra: tuple[Any, ...]) -> AgentRun:
     session.begin(case_input)
-    output = await run(case_input, Tools(session), *extra)
+    try:
+        output = await run(case_input, Tools(session), *extra)
+    except ValidationError as error:
+        raise _case_error(error) from None
     return AgentRun(output=output, items=session.finish(output), hits=session.hits, misses=session.misses)
+
+
+def _case_error(error: ValidationError) -> ValueError:
+    """A validation error inside an agent's run (a tool building an invalid ``Passage``)
+    as the case's own error: the run goes on. Raised as it is, the generate stage would
+    take it for a retriever breaking its ``Retrieval`` contract and stop the run. It keeps
+    its traceback, so the case's error still names the line of the user's code."""
+    return ValueError(str(error)).with_traceback(error.__traceback__)
 
 
 def agent_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
