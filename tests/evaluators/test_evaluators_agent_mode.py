@@ -176,3 +176,13 @@ def test_document_retrieval_ranks_the_context_tools_results_in_call_order_then_r
     with pytest.raises(DatasetError) as raised:
         evaluator.check_case(recorded({"retrieval_ground_truth": truth, "response": broken}))
     assert raised.value.field == "response[3].arguments"
+
+
+def test_a_message_list_where_text_is_expected_is_refused_naming_the_field():
+    evaluator = build("response_completeness")
+    row = {"response": FORMATS["vendor"], "ground_truth": FORMATS["chat"]}
+    with pytest.raises(DatasetError, match="expected text, got a list of messages") as raised:
+        evaluator.check_case(recorded(row))
+    assert raised.value.field == "ground_truth"
+    assert evaluator.read(recorded(row)) == Verdict.excluded(
+        "invalid_field:ground_truth: expected text, got a list of messages")

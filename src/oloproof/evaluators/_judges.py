@@ -222,7 +222,9 @@ class LLMJudge(Evaluator[JudgeFields]):
             value = self.staged(case, name)
         if value is MISSING or value is None:
             return Verdict.excluded(f"missing_field:{name}") if name in self.required_inputs else None
-        if name in ("query", "response") and is_messages(value):
+        if is_messages(value) and name not in ("query", "response"):
+            return Verdict.excluded(f"invalid_field:{name}: expected text, got a list of messages")
+        if is_messages(value):
             try:
                 if name == "query":
                     return conversation_text(value)
@@ -256,9 +258,12 @@ class LLMJudge(Evaluator[JudgeFields]):
             return Verdict.excluded(f"invalid_field:context: {error}")
 
     def check_case(self, case: CaseView) -> None:
-        for name in ("query", "response"):
-            if name in self.inputs:
+        for name in self.inputs:
+            if name in ("query", "response"):
                 check_messages(self.mapped(case, name), self._field(name), self.context_tools, query=name == "query")
+            elif name != "context" and is_messages(self.mapped(case, name)):
+                raise DatasetError("expected text, got a list of messages (only query and response are read as "
+                                   "an agent's messages)", field=self._field(name))  # fmt: skip
         if "context" not in self.inputs:
             return
         value = self.mapped(case, "context")
