@@ -84,7 +84,7 @@ def test_the_transcript_is_recorded_and_inspect_shows_the_tool_calls(story):
 
 def test_diagnosis_labels_the_planted_failures_beside_a_control(story):
     lines = story["diagnosis"].splitlines()
-    assert lines[:7] == [
+    assert lines[:10] == [
         "Selected: 5 failed cases with gold context (observed; no population claim)",
         "Control: 0 of 5 passed when re-executed without the intervention",
         "Recovered under gold context: 4 of 5",
@@ -93,6 +93,11 @@ def test_diagnosis_labels_the_planted_failures_beside_a_control(story):
         "GENERATION_FAILURE: 1 of 5, still failed with the gold context",
         ("TOOL_NOT_CALLED: 1 of 5, the agent called no context tool; 1 of 1 recovered under a forced call with the "
         "gold context"),
+        "Implicated: context composition, in 2 of the 4 recovered failures.",
+        # An agent's experiments are its tools', never a top_k it does not have.
+        ("Candidate experiment: a reranker inside the context tool. This is a hypothesis to test, not an established "
+        "cause."),
+        "Candidate experiment: fewer results per search. This is a hypothesis to test, not an established cause.",
     ]
     assert re.search(f"^Child runs: gold context {RUN_ID}, control {RUN_ID}$", story["diagnosis"], re.MULTILINE)
     labels = {line.split(":", 1)[0]: line.split(", ")[0].split(": ")[1] for line in story["labels"].splitlines()}

@@ -1,6 +1,6 @@
 """Failure diagnosis by controlled re-execution: selection, labels, rendering."""
 
-from oloproof.diagnosis._labels import FACTORS, LABELS, CaseLabel, Label, implicated_factor, label_case
+from oloproof.diagnosis._labels import AGENT_FACTORS, FACTORS, LABELS, CaseLabel, Label, implicated_factor, label_case
 from oloproof.diagnosis._render import (
     intervention_name,
     render_case_lines,
@@ -10,6 +10,7 @@ from oloproof.diagnosis._render import (
 from oloproof.diagnosis._select import Selection, passed_cases, select_failures
 
 __all__ = [
+    "AGENT_FACTORS",
     "FACTORS",
     "LABELS",
     "CaseLabel",

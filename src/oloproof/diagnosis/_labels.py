@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from oloproof.records import StoredCase
 
 __all__ = [
+    "AGENT_FACTORS",
     "FACTORS",
     "LABELS",
     "CaseLabel",
@@ -60,6 +61,15 @@ FACTORS: dict[str, tuple[str, ...]] = {
     "tool use": ("an instruction to search before answering", "a required tool choice"),
 }
 """Each factor and the candidate experiments that would test it."""
+
+AGENT_FACTORS: dict[str, tuple[str, ...]] = {
+    "top-k cut-off": ("more results per search", "a reranker inside the context tool"),
+    "retrieval": ("query rewriting before each search", "hybrid retrieval in the context tool",
+                  "more results per search"),
+    "context composition": ("a reranker inside the context tool", "fewer results per search"),
+}
+"""The experiments an agent's failures suggest, where they differ from a staged system's:
+an agent has no ``top_k``, ``depth`` or re-ranker of Oloproof's, only its tools."""
 
 _FACTOR_ORDER = ("context budget", "top-k cut-off", "retrieval", "context composition", "tool use")
 

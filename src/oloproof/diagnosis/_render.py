@@ -109,7 +109,8 @@ def _implicated(record: DiagnosisRecord) -> list[str]:
         head = f"Implicated: generation, in {count} of the {among} failures that did not recover."
     else:
         head = f"Implicated: {factor}, in {count} of the {among} recovered failures."
-    return [head] + [f"Candidate experiment: {e}. {_HYPOTHESIS}" for e in FACTORS[factor]]
+    experiments = implicated.experiments or FACTORS[factor]
+    return [head] + [f"Candidate experiment: {e}. {_HYPOTHESIS}" for e in experiments]
 
 
 def render_case_lines(record: Diagnosis) -> list[str]:

@@ -6,6 +6,8 @@ id are of that JSON); these models are how it is read back for reports.
 
 from __future__ import annotations
 
+from typing import NotRequired
+
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
@@ -67,6 +69,10 @@ class Implicated(_Read):
 
     among: int
     """Out of how many."""
+
+    experiments: list[str] | None = None
+    """The candidate experiments to name, where the system's kind changes them (an
+    agent's); ``None``: the factor's own."""
 
 
 class DiagnosisSettings(_Read):
@@ -145,11 +151,14 @@ class ImplicatedEntry(TypedDict):
         factor: The factor.
         count: The failures it is behind.
         among: Out of how many.
+        experiments: The candidate experiments, written only where the system's kind
+            changes them (an agent's).
     """
 
     factor: str
     count: int
     among: int
+    experiments: NotRequired[list[str]]
 
 
 class LabelledFailures(TypedDict):

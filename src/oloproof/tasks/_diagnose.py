@@ -13,8 +13,15 @@ from prefect.cache_policies import NO_CACHE
 from pydantic import JsonValue
 
 from oloproof._exceptions import UsageError
-from oloproof.diagnosis import implicated_factor, label_case, passed_cases
-from oloproof.records import DiagnosisLabelRow, LabelledFailures, RunRecords, StoredDiagnosis, StoredJudgment
+from oloproof.diagnosis import AGENT_FACTORS, implicated_factor, label_case, passed_cases
+from oloproof.records import (
+    DiagnosisLabelRow,
+    ImplicatedEntry,
+    LabelledFailures,
+    RunRecords,
+    StoredDiagnosis,
+    StoredJudgment,
+)
 from oloproof.stages._identity import content_hash
 from oloproof.store import (
     DIAGNOSIS_LABELS,
@@ -104,12 +111,16 @@ def label_failures(
         labels.append(label_case(case_id, control_passed=control.get(case_id, False),
                                  gold_passed=gold.get(case_id, False), recorded=recorded[case_id],
                                  relevant=relevant, top_k=top_k, called_context_tool=called))
-    implicated = implicated_factor(labels)
+    found = implicated_factor(labels)
+    implicated: ImplicatedEntry | None = None
+    if found is not None:
+        implicated = {"factor": found[0], "count": found[1], "among": found[2]}
+        if agent and found[0] in AGENT_FACTORS:
+            implicated["experiments"] = list(AGENT_FACTORS[found[0]])
     return {
         "cases": [vars(label) for label in labels],
         "recovered": sum(1 for c in labels if c.intervention_passed and not c.control_passed),
-        "implicated": None if implicated is None else
-        {"factor": implicated[0], "count": implicated[1], "among": implicated[2]},
+        "implicated": implicated,
     }
 
 
