@@ -18,7 +18,7 @@ from typing import Any
 from oloproof._exceptions import OloproofError, StoreError
 from oloproof._limits import MAX_DEPTH, Location, bad_text, dotted, shown, texts
 
-__all__ = ["canonical_json", "content_hash", "json_kind", "load_json"]
+__all__ = ["canonical_json", "content_hash", "json_copy", "json_kind", "load_json"]
 
 
 def json_kind(value: object) -> str:
@@ -34,6 +34,34 @@ def json_kind(value: object) -> str:
     if isinstance(value, list):
         return "a list"
     return "an object" if isinstance(value, dict) else type(value).__name__
+
+
+def json_copy(value: Any) -> Any:
+    """A copy of a value a user's code returned, as plain JSON values that can be stored.
+
+    Raises:
+        ValueError: The value is not JSON (a set, an object, NaN, nested too deep), has
+            a key that is not text (``{1: ...}`` would silently become ``"1"``), or holds
+            text that is not valid Unicode (a lone surrogate); the message says which.
+    """
+    try:
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError) as error:
+        raise ValueError("; ".join(str(error).splitlines()) or type(value).__name__) from None
+    problem = bad_text(text)
+    if problem is not None:
+        raise ValueError(problem)
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            key = next((key for key in item if not isinstance(key, str)), None)
+            if key is not None:
+                raise ValueError(f"a key that is not text: {key!r} ({type(key).__name__})")
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return json.loads(text)
 
 
 def content_hash(value: Any) -> str:

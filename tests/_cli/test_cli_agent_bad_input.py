@@ -210,3 +210,10 @@ def test_a_synchronous_run_with_an_async_tool_is_refused(run_cli, tmp_path):
     config = project / "oloproof.yaml"
     assert_rejected(run_cli, project, f"{config}:3: field 'system.agent.object': agent_bad_waits:Waits.run is "
                     "synchronous and cannot await the async tool 'later': make run `async def`, or the tool a plain def")
+
+
+def test_text_given_for_a_numeric_tool_parameter_is_refused(run_cli, tmp_path):
+    project = agent_project(tmp_path, "agent_bad_text", cls="Limited", system_yaml="    tools:\n      search: {limit: '2'}\n")
+    config = project / "oloproof.yaml"
+    assert_rejected(run_cli, project, f"{config}:{line_of(config, 'limit:')}: field 'system.agent.tools.search.limit': "
+                    "expected a number, got text '2'")

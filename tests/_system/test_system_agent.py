@@ -73,7 +73,19 @@ class Agent:
         self.calls.append(("opaque",))
         return object()
 
-    def run(self, input, tools, params):
+    @tool(parameters=Scope)
+    def meddle(self, data: list, params: Scope):
+        self.calls.append(("meddle", list(data), params.corpus))
+        data.append("changed by the tool")
+        params.corpus = "changed by the tool"
+        return {"seen": len(data)}
+
+    @tool(context=True)
+    def unscored(self, query: str):
+        self.calls.append(("unscored", query))
+        return [Passage(doc_id="n1", score=float("nan"), text=query)]
+
+    async def run(self, input, tools, params):  # async: it may await asearch
         return {"answer": tools.search(query=input)[0].text}
 
 
@@ -193,12 +205,14 @@ def test_the_resolved_agent_records_each_tool_s_spec(project):
     assert handle.config.tools == {
         "asearch": {"version": "1", "context": True, "parameters": None},
         "lookup": {"version": "1", "context": False, "parameters": None},
+        "meddle": {"version": "1", "context": False, "parameters": {"corpus": "kb"}},
         "opaque": {"version": "1", "context": False, "parameters": None},
         "search": {"version": "1", "context": True, "parameters": {"corpus": "faq"}},
         "text_only": {"version": "1", "context": True, "parameters": None},
+        "unscored": {"version": "1", "context": True, "parameters": None},
         "untexted": {"version": "1", "context": True, "parameters": None},
     }
-    assert handle.context_tools == ("asearch", "search", "text_only", "untexted")
+    assert handle.context_tools == ("asearch", "search", "text_only", "unscored", "untexted")
 
 
 # -- calls through ``tools`` ------------------------------------------------------------------
@@ -241,6 +255,18 @@ def test_what_the_agent_gets_back_is_its_own_copy(project):
     assert calls == [("lookup", 7)]
 
 
+def test_a_tool_that_changes_what_it_was_handed_changes_neither_the_transcript_nor_the_next_call(project):
+    tools, session, calls = _tools(project, DictCache())
+    given = ["a"]
+    assert tools.meddle(data=given) == {"seen": 2}
+    assert tools.meddle(data=["b"]) == {"seen": 2}
+    assert given == ["a"]  # the agent's own list is not the tool's
+    # Each call was handed the file's parameters, whatever the call before did to its copy.
+    assert calls == [("meddle", ["a"], "kb"), ("meddle", ["b"], "kb")]
+    transcript = session.finish({"answer": ""})
+    assert [transcript[i]["content"][0]["arguments"] for i in (1, 3)] == [{"data": ["a"]}, {"data": ["b"]}]
+
+
 def test_async_tools_return_awaitables_and_are_cached_alike(project):
     cache = DictCache()
     tools, session, calls = _tools(project, cache)
@@ -255,19 +281,21 @@ def test_async_tools_return_awaitables_and_are_cached_alike(project):
 
 def test_an_undeclared_tool_is_an_error_naming_it_and_the_declared_ones(project):
     tools, _session, _calls = _tools(project, DictCache())
-    declared = "(declared: asearch, lookup, opaque, search, text_only, untexted)"
+    declared = "(declared: asearch, lookup, meddle, opaque, search, text_only, unscored, untexted)"
     with pytest.raises(AttributeError, match=rf"^the agent called the undeclared tool 'nope' {re.escape(declared)}$"):
         tools.nope(query="x")
     with pytest.raises(AttributeError, match=r"undeclared tool 'nope' \(declared: asearch, "):
         tools.call("nope", query="x")
-    assert tools.names == ("asearch", "lookup", "opaque", "search", "text_only", "untexted")
+    assert tools.names == ("asearch", "lookup", "meddle", "opaque", "search", "text_only", "unscored", "untexted")
 
 
 @pytest.mark.parametrize(("arguments", "problem"), [
     ({"query": {"a", "b"}}, "Object of type set is not JSON serializable"),
     ({"query": "x", "limit": float("nan")}, "Out of range float values are not JSON compliant"),
     ({"query": object()}, "Object of type object is not JSON serializable"),
-], ids=["set", "nan", "object"])  # fmt: skip
+    # {1: ...} would be written as {"1": ...}, silently colliding with a "1" beside it.
+    ({"query": "x", "filters": {1: "a", "1": "b"}}, "a key that is not text: 1 (int)"),
+], ids=["set", "nan", "object", "key"])  # fmt: skip
 def test_arguments_that_are_not_json_are_refused_before_the_tool_runs(project, arguments, problem):
     cache = DictCache()
     tools, session, calls = _tools(project, cache)
@@ -291,6 +319,8 @@ def test_arguments_the_tool_cannot_take_are_refused(project):
     ("text_only", "context tool 'text_only' returned str, expected a list of Passage"),
     ("untexted", "context tool 'untexted': result 1 (u1) has no text"),
     ("opaque", "tool 'opaque' returned a value that is not JSON (Object of type object is not JSON serializable)"),
+    ("unscored", ("context tool 'unscored' returned passages that are not JSON (Out of range float values are not "
+                 "JSON compliant)")),
 ])  # fmt: skip
 def test_a_result_of_the_wrong_shape_is_an_error_and_is_not_cached(project, name, message):
     cache = DictCache()

@@ -83,6 +83,10 @@ class Agent:
     def run(self, input, tools, params):
         invoked("run")
         question, mode = input["question"], input.get("mode", "ok")
+        if mode == "meddle":  # what a run is handed is its own: the case and the next run keep theirs
+            input["question"], params.style = "changed by the agent", "shout"
+        if mode == "surrogate":
+            return {"answer": "half a character: \\ud800"}
         if mode == "raise":
             raise ValueError("the model refused to answer")
         if mode == "tool_raises":
@@ -224,6 +228,20 @@ def test_each_failure_is_that_case_s_error_and_the_others_answer(tmp_path):
     assert [case_id for case_id, outcome in outcomes.items() if outcome.hit] == ["c0-ok"]
     assert sorted(case_id for case_id, outcome in outcomes.items() if not outcome.ok) == sorted(ERRORS)
     assert ran["run"] == 6
+
+
+def test_a_run_changes_neither_its_case_nor_the_next_run_and_text_that_cannot_be_stored_is_its_error(tmp_path):
+    project = agent_project(tmp_path / "stage_meddle", [("alpha", "meddle"), ("beta", "ok"), ("gamma", "surrogate")],
+                            extra="max_concurrency: 1\n")  # one run after the other, in order
+    env = prepare_environment(RunRequest(run_id="run_01AGENTMEDDLE", project=str(project), settings={}))
+    try:
+        outcomes = run_cached(env, "generate", generation_items(env, Batch(index=0, case_ids=tuple(env.cases)), None))
+        assert env.cases["c0-meddle"].input == {"question": "alpha", "mode": "meddle"}
+    finally:
+        env.close()
+    assert _record(outcomes["c1-ok"]).output["answer"] == "beta costs ten dollars"  # not shouted
+    assert not outcomes["c2-surrogate"].ok
+    assert "not valid Unicode text: a lone surrogate \\ud800" in (outcomes["c2-surrogate"].error or "")
 
 
 def _line(project: Path, needle: str) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from dataclasses import replace
 
 import pytest
 from judged_projects import answered, environment, judged_project, relevance_rows
@@ -15,6 +16,7 @@ from oloproof.stages._batch import Batch
 from oloproof.tasks._cached import CaseFailure
 from oloproof.tasks._flights import JudgmentFlights, Shared
 from oloproof.tasks._judge import _identities, _Tally, _verdict_record, judge_cases, settle_judgments
+from oloproof.tasks._results import CaseResult
 from oloproof.tasks._summarize import judge_usage
 
 QUESTIONS = ["How long do refunds take?", "Can I change my plan?", "Where is my invoice?"]
@@ -209,6 +211,28 @@ def test_a_batch_s_identities_name_each_evaluator_s_spec(project):
     judge = next(e for e in env.evaluators if e.is_llm_judge)
     relevance = [key for slot, key in identities if slot.endswith("\x1frelevance")]
     assert len(relevance) == 3 and all(key.endswith(f":{judge.spec_hash}") for key in relevance)
+
+
+def test_a_batch_beside_other_missing_cases_is_another_batch(project):
+    # A batch's result holds its missing cases' rows too: replaying it for a batch that
+    # judges the same cases beside another missing case would report the wrong cases.
+    folder, _ = project
+    env = environment(folder)
+    try:
+        results = answered(env)
+        first, second, third = list(results)
+        missing = CaseResult(case_id=third, status="missing", execution_key=f"x-{third}", error_stage="generate",
+                             error="boom")  # fmt: skip
+        with_third = _identities({"env": env, "results": {**results, third: missing}})
+        without_third = _identities({"env": env, "results": {first: results[first], second: results[second]}})
+        other_missing = _identities({"env": env, "results": {**results, first: replace(missing, case_id=first)}})
+    finally:
+        env.close()
+    judged = {slot for slot, key in with_third if not key.startswith("missing:")}
+    assert judged == {slot for slot, _ in without_third}  # the same cases are judged ...
+    assert sorted(with_third) != sorted(without_third)  # ... yet the batches differ
+    assert sorted(with_third) != sorted(other_missing)
+    assert all(key.startswith("missing:generate_error:") for slot, key in with_third if slot.startswith(third))
 
 
 def test_a_row_replayed_from_an_earlier_run_is_this_run_s_hit_with_no_requests():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 
@@ -154,3 +155,23 @@ def test_file_search_or_a_tool_named_twice_is_a_configuration_error(tools):
 def test_a_transcript_built_by_hand_pairs_calls_and_results(messages, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         Transcript(messages=tuple(messages))
+
+
+def test_a_failed_context_call_retrieved_nothing_and_its_error_text_is_no_passage():
+    failed = copy.deepcopy(FORMATS["anthropic"])
+    failed[2]["content"][0] = {"type": "tool_result", "tool_use_id": "c1", "is_error": True,
+                               "content": "search backend down"}  # fmt: skip
+    extraction = extract_context(read_transcript(failed), [ContextTool(name="search_kb", id_field="doc_id")])
+    assert extraction.passages == () and extraction.not_applicable is None
+    assert extraction.response == ANSWER
+    failed[2]["content"][0]["is_error"] = "yes"
+    with pytest.raises(TranscriptError) as raised:
+        read_transcript(failed)
+    assert raised.value.field == "[2].content[0].is_error"
+
+
+def test_a_malformed_context_result_names_the_call_it_answers():
+    broken = copy.deepcopy(FORMATS["chat"])
+    broken[2]["content"] = "not json"
+    with pytest.raises(TranscriptError, match="the result of search_kb call 'c1': expected a context tool's result"):
+        extract_context(read_transcript(broken), [ContextTool(name="search_kb", id_field="doc_id")])

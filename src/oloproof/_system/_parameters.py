@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Mapping
+from enum import Enum
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -75,6 +76,14 @@ def resolve_parameters(
         if not math.isfinite(value):
             raise project.error(f"{value!r} is not a finite number (identities hold only JSON numbers)",
                                 (*location, *path))  # fmt: skip
+    # Text is never read as a number or a flag (`limit: "3"`), as for every other setting.
+    for name, given in values.items():
+        field = name if name in model.model_fields else next(
+            (key for key, info in model.model_fields.items() if info.alias == name), name)
+        taken = getattr(parameters, field, None)
+        if isinstance(given, str) and isinstance(taken, int | float) and not isinstance(taken, Enum):
+            kind = "true or false" if isinstance(taken, bool) else "a number"
+            raise project.error(f"expected {kind}, got text {given!r}", (*location, name))
     return parameters
 
 

@@ -11,6 +11,7 @@ and the final answer.
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -19,6 +20,7 @@ from typing import Any, Protocol
 
 from pydantic import JsonValue, ValidationError
 
+from oloproof._json import json_copy
 from oloproof._system._agent import AgentTool
 from oloproof._system._passage import Passage
 from oloproof.config._settings import SystemConfig
@@ -84,8 +86,8 @@ class ToolSession:
             raise AttributeError(f"the agent called the undeclared tool {name!r} (declared: {declared})")
         arguments = found.arguments(args, kwargs)
         try:
-            canonical = json.loads(json.dumps(arguments, allow_nan=False))
-        except (TypeError, ValueError) as error:
+            canonical = json_copy(arguments)
+        except ValueError as error:
             raise TypeError(f"tool {name!r}: its arguments must be JSON values ({error})") from None
         return found, canonical, tool_key(self.system, name, canonical)
 
@@ -148,8 +150,11 @@ class ToolSession:
 
 
 def _invoke(found: AgentTool, arguments: dict[str, Any]) -> Any:
-    # By name, as the identity holds them; the declared parameters travel beside them.
-    return found.method(**arguments) if found.params is None else found.method(**arguments, params=found.params)
+    # By name, as the identity holds them; the declared parameters travel beside them. Copies
+    # of both: a tool that changes what it was handed changes neither the transcript nor the
+    # next call's parameters.
+    own = copy.deepcopy(arguments)
+    return found.method(**own) if found.params is None else found.method(**own, params=found.params.model_copy(deep=True))
 
 
 def _passages(found: AgentTool, value: Any) -> JsonValue:
@@ -166,13 +171,16 @@ def _passages(found: AgentTool, value: Any) -> JsonValue:
         if passage.text is None:
             raise TypeError(f"context tool {found.name!r}: result {position} ({passage.doc_id}) has no text")
         passages.append(passage.model_dump(mode="json"))
-    return passages
+    try:
+        return json_copy(passages)  # a NaN or infinite score is no JSON number
+    except ValueError as error:
+        raise TypeError(f"context tool {found.name!r} returned passages that are not JSON ({error})") from None
 
 
 def _json(found: AgentTool, value: Any) -> JsonValue:
     try:
-        result: JsonValue = json.loads(json.dumps(value, allow_nan=False))
-    except (TypeError, ValueError, RecursionError) as error:
+        result: JsonValue = json_copy(value)
+    except ValueError as error:
         raise TypeError(f"tool {found.name!r} returned a value that is not JSON ({error})") from None
     return result
 

@@ -11,19 +11,19 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import JsonValue, ValidationError
 
+from oloproof._json import json_copy
 from oloproof._system._passage import Passage
 from oloproof._system._toolbox import Tools, ToolSession
 from oloproof.records import AssembledPassage, Candidate, GenerationRecord, ToolRecord, ToolTally
 from oloproof.stages._batch import Batch
 from oloproof.stages._identity import agent_run_key
 from oloproof.store import ResultsStore
-from oloproof.tasks._cached import CaseFailure, WorkItem
+from oloproof.tasks._cached import CaseFailure, WorkItem, fresh
 from oloproof.tasks._environment import RunEnvironment
 
 __all__ = ["AgentRun", "StoreToolCache", "agent_items", "agent_passages"]
@@ -101,15 +101,15 @@ def agent_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
         session = ToolSession(system=handle.config, tools=handle.tools, cache=cache, gold=passages, forced=forced)
         items.append(WorkItem(
             case_id=case_id, key=agent_run_key(handle.config, case.input, intervention), call=caller,
-            args=(run, session, case.input, extra), finish=functools.partial(_record, env),
+            args=(run, session, fresh(case.input), tuple(map(fresh, extra))), finish=functools.partial(_record, env),
         ))  # fmt: skip
     return items
 
 
 def _record(env: RunEnvironment, value: AgentRun) -> GenerationRecord:
     try:
-        output = json.loads(json.dumps(value.output, allow_nan=False))
-    except (TypeError, ValueError, RecursionError) as error:
+        output = json_copy(value.output)
+    except ValueError as error:
         raise CaseFailure(f"{env.system.config.object}.run returned a value that is not JSON ({error}); "
                           "outputs must be JSON-serializable") from None  # fmt: skip
     return GenerationRecord(output=output, output_items=value.items,

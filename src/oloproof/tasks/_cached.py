@@ -11,6 +11,7 @@ re-run retries it.
 from __future__ import annotations
 
 import concurrent.futures
+import copy
 import logging
 import sysconfig
 import time
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeGuard, TypeVar
 
-from pydantic import PlainValidator, ValidationError
+from pydantic import BaseModel, PlainValidator, ValidationError
 
 from oloproof._exceptions import RunStoppedError, SystemContractError
 from oloproof.records import StageRecord, stage_record, validate_staged
@@ -29,18 +30,16 @@ from oloproof.tasks._executor import CallResult, CallTimeoutError
 
 R = TypeVar("R", bound=StageRecord)
 
-__all__ = [
-    "CaseFailure",
-    "Outcome",
-    "WorkItem",
-    "is_hit",
-    "log_failures",
-    "outcome",
-    "passthrough",
-    "run_cached",
-    "run_logger",
-    "skip_batch_cache",
-]
+__all__ = ["CaseFailure", "Outcome", "WorkItem", "fresh", "is_hit", "log_failures", "outcome", "passthrough", "run_cached", "run_logger", "skip_batch_cache"]
+
+T = TypeVar("T")
+
+
+def fresh(value: T) -> T:
+    """A private copy of what a user's call is handed: it may change its arguments (an
+    input, its parameters), never the case as recorded nor what the next call gets."""
+    return value.model_copy(deep=True) if isinstance(value, BaseModel) else copy.deepcopy(value)
+
 
 
 @dataclass(frozen=True)

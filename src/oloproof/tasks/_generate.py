@@ -7,18 +7,18 @@ A system that declares generator parameters gets them as the last argument:
 from __future__ import annotations
 
 import functools
-import json
 from typing import Any
 
 from prefect import task
 from pydantic import JsonValue
 from typing_extensions import TypedDict
 
+from oloproof._json import json_copy
 from oloproof._system._passage import Passage
 from oloproof.records import AssemblyRecord, GenerationRecord
 from oloproof.stages._batch import Batch
 from oloproof.stages._identity import generation_key
-from oloproof.tasks._cached import CaseFailure, Outcome, WorkItem, passthrough, run_cached
+from oloproof.tasks._cached import CaseFailure, Outcome, WorkItem, fresh, passthrough, run_cached
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._policy import stage_task_options
 
@@ -58,15 +58,15 @@ def generation_items(
             continue
         case_input = env.cases[case_id].input
         context = _context_for(env, case_id, assembled)
-        args: tuple[Any, ...] = (case_input,)
+        args: tuple[Any, ...] = (fresh(case_input),)
         if context is not None:
-            args = (case_input, [Passage.model_validate(passage) for passage in context])
+            args = (fresh(case_input), [Passage.model_validate(passage) for passage in context])
         items.append(
             WorkItem(
                 case_id=case_id,
                 key=generation_key(system, case_input, context),
                 call=env.system.generate,
-                args=(*args, *extra),
+                args=(*args, *map(fresh, extra)),
                 finish=functools.partial(_record, env, case_id),
             )
         )
@@ -75,22 +75,14 @@ def generation_items(
 
 def _record(env: RunEnvironment, case_id: str, value: Any) -> GenerationRecord:
     try:
-        output = json.loads(json.dumps(value, allow_nan=False))
-    except (TypeError, ValueError, RecursionError):
+        output = json_copy(value)
+    except ValueError as problem:
         # One odd output is that case's failure, not the run's.
         raise CaseFailure(
-            f"{env.system.config.object} returned a value that is not JSON "
-            f"({_json_problem(value)}); outputs must be JSON-serializable"
+            f"{env.system.config.object} returned a value that is not JSON ({problem}); "
+            "outputs must be JSON-serializable"
         ) from None
     return GenerationRecord(output=output)
-
-
-def _json_problem(value: Any) -> str:
-    try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError, RecursionError) as error:
-        return "; ".join(str(error).splitlines())
-    return type(value).__name__
 
 
 class _Inputs(TypedDict):

@@ -286,8 +286,12 @@ class _Inputs(TypedDict):
 def _identities(inputs: _Inputs) -> list[tuple[str, str]]:
     # A batch's cached rows hold verdicts, so its key also names each evaluator's
     # full spec: a new threshold re-derives rows (from cached scores, no calls).
-    items, _, by_slot = _plan(inputs["env"], inputs["results"])
-    return [(item.case_id, f"{item.key}:{by_slot[item.case_id].spec_hash}") for item in items]
+    items, fixed, by_slot = _plan(inputs["env"], inputs["results"])
+    pairs = [(item.case_id, f"{item.key}:{by_slot[item.case_id].spec_hash}") for item in items]
+    # The batch's result also holds the rows of its missing and excluded cases: a batch
+    # judging the same cases beside other missing ones is another batch.
+    return pairs + [(slot, f"{row.status}:{row.reason}:{by_slot[slot].spec_hash}")
+                    for slot, rows in fixed.items() for row in rows[:1]]  # fmt: skip
 
 
 @task(**stage_task_options("judge", _identities))

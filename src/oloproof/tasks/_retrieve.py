@@ -16,7 +16,7 @@ from oloproof._system._passage import Retrieval
 from oloproof.records import Candidate, RetrievalRecord
 from oloproof.stages._batch import Batch
 from oloproof.stages._identity import content_hash, retrieval_key
-from oloproof.tasks._cached import Outcome, WorkItem, run_cached
+from oloproof.tasks._cached import Outcome, WorkItem, fresh, run_cached
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._policy import stage_task_options
 from oloproof.tasks._replay import replay_retrieval
@@ -40,7 +40,7 @@ def retrieval_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
                 case_id=case_id,
                 key=retrieval_key(system, case_input),
                 call=env.system.retrieve,
-                args=(case_input, depth, *extra),
+                args=(fresh(case_input), depth, *map(fresh, extra)),
                 finish=functools.partial(_record, env, case_id, depth=depth),
             )
         )

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from oloproof._json import json_kind
 from oloproof.transcripts._model import ToolCall, Transcript
 from oloproof.transcripts._reading import (
     Builder,
@@ -73,7 +74,10 @@ def _block(builder: Builder, block: dict[str, Any], where: str, who: str,
         output: JsonValue = content if isinstance(content, str) else joined_text(
             expect_list(content, at(where, "content"), "a string or a list of text blocks"),
             at(where, "content"), frozenset({"text"}))
-        builder.result(field(block, "tool_use_id", where), output, at(where, "tool_use_id"))
+        failed = block.get("is_error", False)
+        if not isinstance(failed, bool):
+            raise fail(at(where, "is_error"), f"expected true or false, got {json_kind(failed)}")
+        builder.result(field(block, "tool_use_id", where), output, at(where, "tool_use_id"), is_error=failed)
     elif kind not in _SKIPPED or who != "assistant":
         expected = ["text", "thinking", "tool_use"] if who == "assistant" else ["text", "tool_result"]
         raise fail(at(where, "type"), f"expected a block type in {expected} in a {who} message, got {kind!r}")

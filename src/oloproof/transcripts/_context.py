@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import JsonValue
 
-from oloproof._exceptions import ConfigError
+from oloproof._exceptions import ConfigError, TranscriptError
 from oloproof.transcripts._model import Frozen, Message, ToolCall, ToolResult, Transcript
 from oloproof.transcripts._reading import at, expect_list, expect_object, expect_string, fail, kind
 
@@ -111,7 +111,15 @@ def extract_context(transcript: Transcript, context_tools: Sequence[ContextTool]
     answered = [call for call in calls if call.id in results]
     for call in answered:
         result, path = results[call.id]
-        for rank, document_id, text in _read(tools[call.name], result.content, path):
+        if result.is_error:  # a failed search retrieved nothing; its error text is no passage
+            continue
+        try:
+            read = _read(tools[call.name], result.content, path)
+        except TranscriptError as error:
+            # The path is the transcript's as read; the call's id finds it in any format.
+            raise TranscriptError(f"the result of {call.name} call '{call.id}': {error.message}",
+                                  field=error.field) from None  # fmt: skip
+        for rank, document_id, text in read:
             passages.append(ContextPassage(number=len(passages) + 1, document_id=document_id, text=text,
                                     tool=call.name, call_id=call.id, rank=rank))
     removed = {call.id for call in answered}

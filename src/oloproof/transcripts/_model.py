@@ -40,6 +40,10 @@ class ToolResult(Frozen):
     content: JsonValue
     """The result as given: text stays a string (never decoded here), structured results stay JSON."""
 
+    is_error: bool = False
+    """Whether the tool reported a failure instead of a result (Anthropic's ``is_error``):
+    a context tool's failed call retrieved nothing."""
+
 
 class Message(Frozen):
     """One message of a transcript."""

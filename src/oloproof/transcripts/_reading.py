@@ -131,7 +131,7 @@ class Builder:
         self._calls.add(checked)
         return ToolCall(name=expect_string(name, name_path), id=checked, arguments=arguments)
 
-    def result(self, call_id: object, content: JsonValue, path: str) -> None:
+    def result(self, call_id: object, content: JsonValue, path: str, *, is_error: bool = False) -> None:
         """Add a ``tool`` message with one result, whose id must name an earlier call."""
         checked = expect_string(call_id, path)
         if checked not in self._calls:
@@ -139,7 +139,7 @@ class Builder:
         if checked in self._answered:
             raise fail(path, f"expected one result per call, call '{checked}' already has one")
         self._answered.add(checked)
-        self.messages.append(Message(role="tool", tool_results=(ToolResult(call_id=checked, content=content),)))
+        self.messages.append(Message(role="tool", tool_results=(ToolResult(call_id=checked, content=content, is_error=is_error),)))
 
     def transcript(self) -> Transcript:
         """The messages collected so far."""
