@@ -119,6 +119,9 @@ class AsyncAgent:
         invoked("run")
         if input.get("mode") == "slow":
             await asyncio.sleep(3)  # past the generate timeout: cancelled
+        if input.get("mode") == "forget":
+            tools.search(query=input["question"])  # never awaited: the call never runs
+            return {"answer": "from memory", "citations": []}
         passages = await tools.search(query=input["question"])
         return {"answer": passages[0].text if passages else "I do not know",
                 "citations": [passage.doc_id for passage in passages]}
@@ -242,6 +245,15 @@ def test_a_run_changes_neither_its_case_nor_the_next_run_and_text_that_cannot_be
     assert _record(outcomes["c1-ok"]).output["answer"] == "beta costs ten dollars"  # not shouted
     assert not outcomes["c2-surrogate"].ok
     assert "not valid Unicode text: a lone surrogate \\ud800" in (outcomes["c2-surrogate"].error or "")
+
+
+def test_an_async_tool_call_never_awaited_is_that_case_s_error(tmp_path, recwarn):
+    project = agent_project(tmp_path / "stage_forget", [("alpha", "forget"), ("beta", "ok")], cls="AsyncAgent")
+    outcomes, ran = generate(project)
+    assert outcomes["c0-forget"].error == ("the agent called the async tool 'search' without awaiting it: "
+                                          "the call never ran")  # fmt: skip
+    assert outcomes["c1-ok"].ok and ran == Counter({"run": 2, "search": 1})
+    assert not [w for w in recwarn if "never awaited" in str(w.message)]
 
 
 def _line(project: Path, needle: str) -> int:

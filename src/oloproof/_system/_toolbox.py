@@ -12,9 +12,10 @@ and the final answer.
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -61,6 +62,8 @@ class ToolSession:
     """The transcript so far."""
     calls: int = 0
     """Calls recorded in the transcript (numbering their ids)."""
+    pending: list[tuple[str, Coroutine[Any, Any, Any]]] = field(default_factory=list)
+    """The ``async def`` tool calls handed out, to find one the run never awaited."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def begin(self, case_input: Any) -> None:
@@ -138,6 +141,23 @@ class ToolSession:
             value = _invoke(found, arguments)
             result = self.store(found, key, value)
         return self.record(found, arguments, result)
+
+    def awaitable(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Coroutine[Any, Any, Any]:
+        """The call of an ``async def`` tool, to await; one never awaited is found by `unawaited`."""
+        call = self.acall(name, args, kwargs)
+        with self._lock:
+            self.pending.append((name, call))
+        return call
+
+    def unawaited(self) -> str | None:
+        """The tool a finished run called without awaiting the call, if any; such calls are closed."""
+        with self._lock:
+            never = [(name, call) for name, call in self.pending
+                     if inspect.getcoroutinestate(call) == inspect.CORO_CREATED]  # fmt: skip
+            self.pending.clear()
+        for _name, call in never:
+            call.close()  # never run: no "was never awaited" warning at exit
+        return never[0][0] if never else None
 
     async def acall(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call an ``async def`` tool (or answer it from the cache)."""
@@ -229,7 +249,7 @@ class Tools:
         session = self._session
         found = session.tools.get(name)
         if found is not None and found.is_async:
-            return session.acall(name, args, kwargs)
+            return session.awaitable(name, args, kwargs)
         return session.call(name, args, kwargs)
 
     def __getattr__(self, name: str) -> Callable[..., Any]:

@@ -72,6 +72,9 @@ async def _run_async(run: Any, session: ToolSession, case_input: Any, extra: tup
         output = await run(case_input, Tools(session), *extra)
     except ValidationError as error:
         raise _case_error(error) from None
+    skipped = session.unawaited()
+    if skipped is not None:
+        raise CaseFailure(f"the agent called the async tool {skipped!r} without awaiting it: the call never ran")
     return AgentRun(output=output, items=session.finish(output), hits=session.hits, misses=session.misses)
 
 
