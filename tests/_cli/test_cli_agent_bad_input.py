@@ -12,7 +12,7 @@ import shutil
 import textwrap
 from pathlib import Path
 
-import pytest
+from offline import line_of, offline_run_cli  # noqa: F401 - the module's run_cli fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "support_agent"
@@ -90,28 +90,6 @@ def agent_project(tmp_path: Path, module: str, cls: str = "Declared", system_yam
         encoding="utf-8",
     )  # fmt: skip
     return directory
-
-
-@pytest.fixture
-def run_cli(capsys):
-    """``oloproof`` in-process against a Prefect API that answers nothing (the discard port)."""
-    from prefect.settings import PREFECT_API_URL, temporary_settings
-
-    from oloproof._cli.main import main
-
-    def invoke(*argv: str) -> tuple[int, str, str]:
-        capsys.readouterr()
-        with temporary_settings(updates={PREFECT_API_URL: "http://127.0.0.1:9/api"}):
-            code = main(list(argv))
-        captured = capsys.readouterr()
-        return code, captured.out, captured.err
-
-    return invoke
-
-
-def line_of(path: Path, needle: str) -> int:
-    """The 1-based number of the first line of ``path`` containing ``needle``."""
-    return next(n for n, text in enumerate(path.read_text().splitlines(), start=1) if needle in text)
 
 
 def assert_rejected(run_cli, project: Path, expected: str, *extra: str) -> None:

@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from offline import line_of, offline_run_cli  # noqa: F401 - the module's run_cli fixture
 
 # A small RAG system whose retriever can break the contract on demand.
 MODULE = '''
@@ -73,39 +74,6 @@ def small_project(tmp_path: Path, module: str, cls: str = "Rag", extra_yaml: str
         encoding="utf-8",
     )
     return directory
-
-
-@pytest.fixture
-def run_cli(request, capsys):
-    """``oloproof`` in-process, as conftest's ``run_cli``, but with a Prefect server only for the slow tests.
-
-    Bad input is refused before the command connects to Prefect, so a refusal needs no server. The API
-    given instead answers nothing: input that got past validation by mistake fails its test with that
-    one line, rather than starting a temporary server.
-    """
-    from prefect.settings import PREFECT_API_URL, temporary_settings
-
-    from oloproof._cli.main import main
-
-    if request.node.get_closest_marker("slow"):
-        request.getfixturevalue("prefect_api")
-        api = PREFECT_API_URL.value()
-    else:
-        api = "http://127.0.0.1:9/api"  # the discard port: nothing listens there
-
-    def invoke(*argv: str) -> tuple[int, str, str]:
-        capsys.readouterr()
-        with temporary_settings(updates={PREFECT_API_URL: api}):
-            code = main(list(argv))
-        captured = capsys.readouterr()
-        return code, captured.out, captured.err
-
-    return invoke
-
-
-def line_of(path: Path, needle: str) -> int:
-    """The 1-based number of the first line of ``path`` containing ``needle``."""
-    return next(n for n, text in enumerate(path.read_text().splitlines(), start=1) if needle in text)
 
 
 def runs_written(project: Path) -> list[Path]:
