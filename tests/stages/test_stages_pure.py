@@ -1,4 +1,4 @@
-"""`oloproof.stages` is pure: importing it brings in no Prefect and no store."""
+"""`oloproof.stages` and `oloproof.sweep` are pure: importing either brings in no Prefect and no store."""
 
 from __future__ import annotations
 
@@ -18,6 +18,12 @@ print(",".join(loaded))
 
 def test_importing_the_stages_loads_neither_prefect_nor_a_store():
     loaded = subprocess.run([sys.executable, "-c", _CHECK], check=True, capture_output=True, text=True).stdout.strip()
+    assert loaded == ""
+
+
+def test_importing_the_sweep_core_loads_neither_prefect_nor_a_store():
+    check = _CHECK.replace("import oloproof.stages", "import oloproof.sweep")
+    loaded = subprocess.run([sys.executable, "-c", check], check=True, capture_output=True, text=True).stdout.strip()
     assert loaded == ""
 
 

@@ -148,6 +148,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--project", metavar="DIR", help="the project every deployment evaluates")
     serve.add_argument("--prefect-yaml", default="prefect.yaml", metavar="FILE")
 
+    from oloproof._cli._sweep import add_sweep_parser
+
+    add_sweep_parser(commands)
+
     index = commands.add_parser("index-updated", help="announce a rebuilt index (emits oloproof.index.updated)")
     index.add_argument("--index-version", required=True, metavar="V")
     index.add_argument("--project", metavar="DIR", default=".", help="the project to evaluate (default: .)")
@@ -180,6 +184,10 @@ def _handler(command: str) -> Callable[[argparse.Namespace], int]:
 
         return lambda args: {"sample": _judge.sample_command, "validate": _judge.validate_command,
                              "validations": _judge.validations_command}[args.judge_command](args)
+    if command == "sweep":
+        from oloproof._cli._sweep import sweep_command
+
+        return sweep_command
     if command in ("diagnose", "inspect"):
         from oloproof._cli import _diagnose
 

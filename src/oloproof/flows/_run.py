@@ -41,6 +41,7 @@ from oloproof.records import (
     RunManifest,
     RunParent,
     RunReport,
+    RunSweep,
     RunVariant,
 )
 from oloproof.report import render_run
@@ -262,6 +263,7 @@ def _manifest(env: RunEnvironment, summary: RunSummary, started: datetime) -> Ru
                            reranker=ctx.reranker, bypass_generation_cache=ctx.bypass_generation_cache,
                            case_ids=list(ctx.case_ids) if ctx.case_ids is not None else None),
         parent=RunParent.model_validate(ctx.parent) if ctx.parent is not None else None,
+        sweep=RunSweep.model_validate(ctx.sweep) if ctx.sweep is not None else None,
     )
 
 
@@ -405,6 +407,7 @@ class PreparedRun:
         case_ids: list[str] | None = None,
         parent: dict[str, str] | None = None,
         kind: str = "run",
+        sweep: dict[str, Any] | None = None,
     ) -> RunReport:
         """Evaluate the prepared run.
 

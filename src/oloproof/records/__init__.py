@@ -43,6 +43,7 @@ from oloproof.records._manifest import (
     RunKind,
     RunManifest,
     RunParent,
+    RunSweep,
     RunVariant,
     stored_run_kind,
 )
@@ -139,6 +140,7 @@ __all__ = [
     "RunParent",
     "RunRecords",
     "RunReport",
+    "RunSweep",
     "RunVariant",
     "ShownTexts",
     "StageRecord",

@@ -18,13 +18,15 @@ __all__ = [
     "RunKind",
     "RunManifest",
     "RunParent",
+    "RunSweep",
     "RunVariant",
     "stored_run_kind",
 ]
 
-RunKind = Literal["run", "diagnosis_child"]
+RunKind = Literal["run", "diagnosis_child", "sweep_child"]
 """What a run was made for: ``run`` for a user's own run, ``diagnosis_child`` for one
-re-execution of a diagnosis (its control, gold-context run or replay)."""
+re-execution of a diagnosis (its control, gold-context run or replay), ``sweep_child``
+for one setting of a sweep."""
 
 
 def stored_run_kind(manifest: Mapping[str, Any]) -> object:
@@ -190,6 +192,19 @@ class RunParent(Record):
     """Which re-execution it is, e.g. ``control`` or ``gold context``."""
 
 
+class RunSweep(Record):
+    """Which sweep a run answered, and with which setting."""
+
+    sweep_id: str
+    """The sweep's id."""
+
+    setting: str
+    """The setting's label, e.g. ``top_k=4 token_budget=120``."""
+
+    settings: dict[str, JsonValue]
+    """The setting's ``dotted.key: value`` overrides (empty: the project's own settings)."""
+
+
 class RunManifest(Record):
     """What a complete run was: the system, the dataset, the evaluators and the settings.
 
@@ -267,6 +282,9 @@ class RunManifest(Record):
 
     parent: RunParent | None = None
     """What a child run was run for; ``None`` for a top-level run."""
+
+    sweep: RunSweep | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The sweep and setting a ``sweep_child`` run answered; written only for those."""
 
     @model_validator(mode="before")
     @classmethod

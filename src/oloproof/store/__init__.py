@@ -23,6 +23,7 @@ from oloproof.store._layout import (
     RUN_TABLES,
     RUNS_DIR,
     SAMPLES_DIR,
+    SWEEPS_DIR,
     VALIDATIONS_DIR,
     cache_path,
     comparison_decisions,
@@ -37,6 +38,8 @@ from oloproof.store._layout import (
     run_table,
     sample_labels,
     sample_manifest,
+    sweep_manifest,
+    sweep_setting,
     validation_record,
 )
 from oloproof.store._lease import run_lease
@@ -77,6 +80,7 @@ __all__ = [  # noqa: RUF022 - plain sorted() order, which the tests check
     "RecordCache",
     "ResultsStore",
     "SAMPLES_DIR",
+    "SWEEPS_DIR",
     "StoreLocation",
     "TABLES",
     "TableSchema",
@@ -103,5 +107,7 @@ __all__ = [  # noqa: RUF022 - plain sorted() order, which the tests check
     "sample_labels",
     "sample_manifest",
     "statements_running",
+    "sweep_manifest",
+    "sweep_setting",
     "validation_record",
 ]

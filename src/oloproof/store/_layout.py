@@ -15,6 +15,8 @@ A results store is a directory (local) or a prefix (object store) laid out as::
       samples/<sample_id>/sample.json      cases of a run drawn for human labels
       samples/<sample_id>/labels.json      the human labels of that sample, once validated
       validations/<judge_id>.json          a judge's latest validation against human labels
+      sweeps/<sweep_id>/settings/<h>.json  the run that answered one setting of a sweep, once it completed
+      sweeps/<sweep_id>/sweep.json         the sweep's result, written last
       prefect/                             Prefect's own result and cache records
 
 ``<kk>`` is the first two characters of ``<key>``, which keeps directory
@@ -41,6 +43,7 @@ __all__ = [
     "RUN_MANIFEST",
     "RUN_TABLES",
     "SAMPLES_DIR",
+    "SWEEPS_DIR",
     "VALIDATIONS_DIR",
     "cache_path",
     "comparison_decisions",
@@ -58,6 +61,8 @@ __all__ = [
     "sample_labels",
     "sample_manifest",
     "split_entry_file",
+    "sweep_manifest",
+    "sweep_setting",
     "validate_relpath",
     "validation_record",
 ]
@@ -69,6 +74,7 @@ CACHE_DIR = "cache"
 PREFECT_DIR = "prefect"
 VALIDATIONS_DIR = "validations"
 SAMPLES_DIR = "samples"
+SWEEPS_DIR = "sweeps"
 
 RUN_MANIFEST = "run.json"
 DIAGNOSIS_MANIFEST = "diagnosis.json"
@@ -203,6 +209,20 @@ def diagnosis_request(request: str) -> str:
         request: The request's identity hash.
     """
     return f"{DIAGNOSES_DIR}/{_DIAGNOSIS_REQUESTS}/{_name(request, 'request')}.json"
+
+
+def sweep_manifest(sweep_id: str) -> str:
+    """A sweep's result, written last: ``sweeps/<id>/sweep.json``."""
+    return f"{SWEEPS_DIR}/{_name(sweep_id, 'sweep_id')}/sweep.json"
+
+
+def sweep_setting(sweep_id: str, setting: str) -> str:
+    """The run that answered one setting of a sweep: ``sweeps/<id>/settings/<setting>.json``.
+
+    Written once the setting's run is complete, so a sweep run again finds it and runs
+    only the settings without one.
+    """
+    return f"{SWEEPS_DIR}/{_name(sweep_id, 'sweep_id')}/settings/{_name(setting, 'setting')}.json"
 
 
 def comparison_dir(comparison_id: str) -> str:

@@ -87,7 +87,10 @@ class RunRequest(BaseModel):
 
     kind: RunKind = "run"
     """What the run is made for, as its manifest records it: ``run`` for a user's run,
-    ``diagnosis_child`` for a diagnosis's re-execution."""
+    ``diagnosis_child`` for a diagnosis's re-execution, ``sweep_child`` for a sweep's setting."""
+
+    sweep: dict[str, Any] | None = None
+    """The sweep and setting a ``sweep_child`` run answers: ``{"sweep_id", "setting", "settings"}``."""
 
     def public(self) -> dict[str, Any]:  # a flow's parameters, as Prefect records them
         """The request as JSON parameters, without credentials (what Prefect records)."""

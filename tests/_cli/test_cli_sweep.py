@@ -1,0 +1,123 @@
+"""``oloproof sweep`` on the example: every setting a run, only what its identities require
+executed, and a claim that holds over every setting compared.
+
+The example's system is copied with a counter: each retriever and generator call appends
+a line to a log beside it, so the test counts real calls, not cache reports.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from projects import copy_project
+
+pytestmark = pytest.mark.slow
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support_rag"
+GRID = ("--grid", "system.rag.top_k=1,2,3,4,6", "--grid", "system.rag.token_budget=40,80,120")
+
+COUNTER = '''
+
+_LOG = Path(__file__).with_name("calls.log")
+
+
+def _counted(name, method):
+    def call(self, *args, **kwargs):
+        with _LOG.open("a", encoding="utf-8") as log:
+            log.write(name + "\\n")
+        return method(self, *args, **kwargs)
+
+    return call
+
+
+SupportRag.retrieve = _counted("retrieve", SupportRag.retrieve)
+SupportRag.generate = _counted("generate", SupportRag.generate)
+'''
+
+
+def _calls(project: Path) -> dict[str, int]:
+    log = project / "calls.log"
+    lines = log.read_text(encoding="utf-8").split() if log.exists() else []
+    return {name: lines.count(name) for name in ("retrieve", "generate")}
+
+
+@pytest.fixture(scope="module")
+def counted(tmp_path_factory) -> Path:
+    project = copy_project(EXAMPLE, tmp_path_factory.mktemp("sweep") / "support_rag")
+    app = project / "app.py"
+    app.write_text(app.read_text(encoding="utf-8") + COUNTER, encoding="utf-8")
+    return project
+
+
+@pytest.fixture(scope="module")
+def swept(counted, prefect_api):
+    from inprocess import invoke_ok
+
+    plan = invoke_ok("sweep", str(counted), *GRID, "--objective", "answer_correct", "--dry-run")
+    out = invoke_ok("sweep", str(counted), *GRID, "--objective", "answer_correct")
+    calls = _calls(counted)
+    again = invoke_ok("sweep", str(counted), *GRID, "--objective", "answer_correct", "--json")
+    return {"plan": plan, "out": out, "calls": calls, "again": json.loads(again), "after": _calls(counted)}
+
+
+def test_the_sweep_retrieves_once_per_case_and_generates_once_per_distinct_context(swept, counted):
+    assert swept["calls"]["retrieve"] == 13
+    contexts = set()
+    for entry in swept["again"]["settings"]:
+        rows = _cases(counted, entry["run_id"])
+        contexts |= {(row["case_id"], tuple((p["doc_id"], p.get("chunk_id")) for p in row["context"])) for row in rows}
+    assert swept["calls"]["generate"] == len(contexts)
+
+
+def test_the_plan_counts_the_retrievals_before_anything_runs(swept):
+    assert "Sweep swp_" in swept["plan"] and "15 settings and the baseline; 16 to run, 0 complete" in swept["plan"]
+    assert "Calls: retrieve 13, generate 0 (+ at most 208 whose context is not known yet)" in swept["plan"]
+
+
+def test_the_table_and_the_simultaneous_claim_print(swept):
+    out = swept["out"]
+    assert re.search(r"^Sweep swp_\w+ · 15 settings and the baseline · objective answer_correct · 13 cases$", out,
+                     re.MULTILINE)
+    assert "│ top_k=4 token_budget=120 " in out and "│ baseline " in out
+    claim = next(line for line in out.splitlines() if line.startswith("Claim: "))
+    assert "simultaneous 95% over 15 settings" in claim
+
+
+def test_asking_again_runs_nothing_and_reads_the_same_result(swept):
+    assert swept["after"] == swept["calls"]
+    settings = swept["again"]["settings"]
+    assert len(settings) == 16 and settings[0]["label"] == "baseline"
+    assert swept["again"]["compared"] == 15
+
+
+def _cases(project: Path, run_id: str) -> list[dict]:
+    from oloproof.store import ResultsStore, run_table
+
+    return ResultsStore(str(project / ".oloproof" / "results")).read_table(run_table(run_id, "cases"))
+
+
+def test_a_sweep_interrupted_runs_only_its_unfinished_settings(swept, counted):
+    from inprocess import invoke_ok
+
+    # As a killed sweep leaves it: two settings without a record of their run, and no result.
+    sweep_dir = counted / ".oloproof" / "results" / "sweeps" / swept["again"]["sweep_id"]
+    records = sorted((sweep_dir / "settings").glob("*.json"))
+    assert len(records) == 16
+    for record in records[:2]:
+        record.unlink()
+    (sweep_dir / "sweep.json").unlink()
+
+    def runs() -> int:
+        return json.loads(invoke_ok("query", "SELECT count(*) AS n FROM all_runs", "--project", str(counted),
+                                    "--json"))[0]["n"]  # fmt: skip
+
+    before = runs()
+    again = json.loads(invoke_ok("sweep", str(counted), *GRID, "--objective", "answer_correct", "--json"))
+    assert runs() == before + 2  # only the two settings without a run ran again ...
+    assert _calls(counted) == swept["calls"]  # ... and every stage they needed was cached
+    strip = [{k: v for k, v in entry.items() if k not in ("run_id", "costs")} for entry in again["settings"]]
+    assert strip == [{k: v for k, v in entry.items() if k not in ("run_id", "costs")}
+                     for entry in swept["again"]["settings"]]  # fmt: skip
