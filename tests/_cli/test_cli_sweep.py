@@ -121,3 +121,38 @@ def test_a_sweep_interrupted_runs_only_its_unfinished_settings(swept, counted):
     strip = [{k: v for k, v in entry.items() if k not in ("run_id", "costs")} for entry in again["settings"]]
     assert strip == [{k: v for k, v in entry.items() if k not in ("run_id", "costs")}
                      for entry in swept["again"]["settings"]]  # fmt: skip
+
+
+PARAMS = Path(__file__).resolve().parent / "params_rag"
+
+PARAMS_COUNTER = COUNTER.replace("SupportRag", "ParamsRag")
+
+
+def test_a_retrieval_only_sweep_retrieves_once_per_identity_and_never_generates(prefect_api, tmp_path):
+    from inprocess import invoke_ok
+
+    project = copy_project(PARAMS, tmp_path / "params_rag")
+    app = project / "params_app.py"
+    app.write_text(app.read_text(encoding="utf-8") + PARAMS_COUNTER, encoding="utf-8")
+    cases = len((project / "cases.jsonl").read_text(encoding="utf-8").splitlines())
+    grid = ("--grid", "system.rag.retriever.mode=keyword,vector", "--grid", "system.rag.depth=3,6")
+    result = json.loads(invoke_ok("sweep", str(project), *grid, "--objective", "hit_rate_at_2", "--stages",
+                                  "retrieve", "--json"))  # fmt: skip
+    # Four retrieval identities a case (the baseline, keyword at depth 6, is one of them), none generated.
+    assert _calls(project) == {"retrieve": 4 * cases, "generate": 0}
+    assert [entry["label"] for entry in result["settings"]] == [
+        "baseline", "mode=keyword depth=3", "mode=keyword depth=6", "mode=vector depth=3", "mode=vector depth=6"]
+    assert list(result["kinds"]) == ["hit_rate_at_2"]  # answer_correct needs generation: not scored
+    assert all(entry["costs"]["generate_calls"] == 0 for entry in result["settings"])
+
+
+def test_a_retrieval_only_sweep_refuses_an_objective_that_needs_generation(prefect_api, tmp_path):
+    from inprocess import invoke_cli
+
+    project = copy_project(PARAMS, tmp_path / "params_rag")
+    code, out, err = invoke_cli("sweep", str(project), "--grid", "system.rag.depth=3,6", "--objective",
+                                "answer_correct", "--stages", "retrieve")  # fmt: skip
+    assert (code, out) == (2, "")
+    assert err == ("oloproof: error: field '--objective': the objective 'answer_correct' is not scored by a "
+                   "retrieval-only sweep, which calls no generator and no judge (its criteria: hit_rate_at_2)\n")
+    assert not (project / ".oloproof").exists()

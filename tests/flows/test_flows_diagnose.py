@@ -357,6 +357,7 @@ def test_a_child_run_reruns_the_parent_cases_bypassing_the_generation_cache(chil
         "case_ids": ("a", "b"),
         "parent": {"run_id": "run_PARENT", "diagnosis_request": request.identity, "role": "gold context"},
         "kind": "diagnosis_child",
+        "stages": "all",
         "sweep": None,
     }
     assert child_runs.options == [{"flow_run_name": "diagnose gold context · 2 cases"}]

@@ -133,7 +133,7 @@ def test_the_prepared_run_flow_records_the_whole_request():
     assert prepared.flow_run_name == "run {project}"
     assert list(prepared.parameters.properties) == [
         "run_id", "project", "settings", "results", "context_source", "replay_from", "reranker",
-        "bypass_generation_cache", "case_ids", "parent", "kind", "sweep",
+        "bypass_generation_cache", "case_ids", "parent", "kind", "stages", "sweep",
     ]
 
 

@@ -19,7 +19,7 @@ def fake_env(store: ResultsStore, cases: dict[str, Case], *, kind: str = "rag", 
     system = {**SYSTEM, "kind": kind, "token_budget": token_budget}
     config = SystemConfig.model_validate(system)
     variant = {"context_source": "assembled", "replay_from": None, "bypass_generation_cache": False,
-               "reranker": None, **request}  # fmt: skip
+               "reranker": None, "stages": "all", **request}  # fmt: skip
     progress: list[tuple[str, int]] = []
     return SimpleNamespace(
         run_id="run_1", store=store, cases=cases, system_dict=system, request=SimpleNamespace(**variant),

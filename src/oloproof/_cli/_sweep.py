@@ -26,7 +26,7 @@ def sweep_command(args: argparse.Namespace) -> int:
     request = SweepRequest(
         project=args.project_dir, grids=tuple(parse_grid(text) for text in args.grids), objective=args.objective,
         settings=parse_overrides(args.overrides), baseline=parse_overrides(args.baseline), results=args.results,
-        holdout=args.holdout, seed=args.seed, limit=args.max_settings, allow_more=args.yes,
+        holdout=args.holdout, seed=args.seed, limit=args.max_settings, allow_more=args.yes, stages=args.stages,
     )  # fmt: skip
     # Every setting is validated and prepared before anything runs or is written.
     sweep = prepare_sweep(request)
@@ -77,6 +77,8 @@ def add_sweep_parser(commands: Any) -> None:
                        help="override a setting for the baseline and every setting alike")
     sweep.add_argument("--baseline", action="append", default=[], metavar="KEY=VALUE",
                        help="the baseline's own overrides (default: the project's settings)")
+    sweep.add_argument("--stages", choices=("all", "retrieve"), default="all",
+                       help="retrieve: retrieval alone, scored by the retrieval metrics and document_retrieval")
     sweep.add_argument("--holdout", type=float, metavar="FRACTION",
                        help="choose on the other cases, then re-estimate the choice on this share of them")
     sweep.add_argument("--seed", type=int, default=0, help="seed of the holdout split (default 0)")

@@ -285,6 +285,9 @@ class Evaluator(ABC, Generic[F]):
     verdict_options: ClassVar[tuple[str, ...]] = ()
     """Options that only turn scores into verdicts (a threshold): left out of the
     judgment identity, so changing them never calls the judge again."""
+    reads_output: ClassVar[bool] = True
+    """Whether it reads what the system generated; a retrieval-only run (``--stages
+    retrieve``) keeps only the evaluators that do not."""
     context_tools: tuple[ContextTool, ...] = ()
     """The tools besides ``file_search`` whose results are an agent's context (the
     project's ``context_tools`` and a live agent's declared ones); set when built."""

@@ -346,6 +346,11 @@ class DocumentRetrieval(Evaluator[DocumentRetrievalFields]):
         (or an agent's context tools)."""
         return RETRIEVED not in self.mapping and "response" not in self.mapping
 
+    @property
+    def reads_output(self) -> bool:  # type: ignore[override]  # decided by the mapping, not the class
+        """Whether it reads the system's output: only through a ``sample`` mapping."""
+        return any(ref.namespace == "sample" for template in self.mapping.values() for ref in template.references)
+
     def metric_names(self) -> tuple[str, ...]:
         """The metrics, in the order they are reported: ``ndcg@k`` first."""
         k = self.options.k

@@ -111,6 +111,7 @@ class _KernelOptions(TypedDict, total=False):
 class _RankMetric(Evaluator[RankFields]):
     options_model: ClassVar[type[EvaluatorOptions]] = BinaryRetrievalOptions
     needs_retrieval = True
+    reads_output = False
     output_kind = "score"
     metric_name: ClassVar[str] = ""
 

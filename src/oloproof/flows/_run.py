@@ -165,8 +165,10 @@ def _submit_batch(
     if todo.case_ids and env.system.config.kind != "recorded":  # recorded rows run nothing
         if env.system.config.kind == "rag":
             retrieved = tasks["retrieve"].submit(_quote(env), todo)
-            assembled = tasks["assemble"].submit(_quote(env), todo, _opaque(retrieved))
-        generated = tasks["generate"].submit(_quote(env), todo, _opaque(assembled))
+        if env.request.stages == "all":
+            if retrieved is not None:
+                assembled = tasks["assemble"].submit(_quote(env), todo, _opaque(retrieved))
+            generated = tasks["generate"].submit(_quote(env), todo, _opaque(assembled))
     stages = [future for future in (retrieved, assembled, generated) if future is not None]
     return stages, record_executions.submit(
         _quote(env), batch, _quote(cached), _opaque(retrieved), _opaque(assembled), _opaque(generated)
@@ -261,7 +263,8 @@ def _manifest(env: RunEnvironment, summary: RunSummary, started: datetime) -> Ru
         judges=summary.judges,
         variant=RunVariant(context_source=ctx.context_source, replay_from=ctx.replay_from,
                            reranker=ctx.reranker, bypass_generation_cache=ctx.bypass_generation_cache,
-                           case_ids=list(ctx.case_ids) if ctx.case_ids is not None else None),
+                           case_ids=list(ctx.case_ids) if ctx.case_ids is not None else None,
+                           stages=ctx.stages),
         parent=RunParent.model_validate(ctx.parent) if ctx.parent is not None else None,
         sweep=RunSweep.model_validate(ctx.sweep) if ctx.sweep is not None else None,
     )
@@ -407,6 +410,7 @@ class PreparedRun:
         case_ids: list[str] | None = None,
         parent: dict[str, str] | None = None,
         kind: str = "run",
+        stages: str = "all",
         sweep: dict[str, Any] | None = None,
     ) -> RunReport:
         """Evaluate the prepared run.

@@ -12,7 +12,7 @@ again, after an interruption, runs only the settings without one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from prefect import flow
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
@@ -59,6 +59,10 @@ class SweepRequest(BaseModel):
 
     seed: int = 0
     """Seed of the holdout split and of any interval drawn by simulation."""
+
+    stages: Literal["all", "retrieve"] = "all"
+    """``retrieve``: every setting retrieves only, scored by the retrieval metrics and
+    ``document_retrieval``; no generator and no judge is called."""
 
     limit: int = 256
     """The most settings a grid may expand to without ``allow_more``."""
@@ -147,6 +151,10 @@ def prepare_sweep(request: SweepRequest) -> PreparedSweep:
         settings = [_prepare(request, sweep_id, setting_label(one), dict(one)) for one in overrides]
         prepared += settings
         criteria = [o.criterion for e in baseline.env.evaluators for o in e.outputs()]
+        if request.objective not in criteria and request.stages == "retrieve":
+            raise UsageError(f"the objective {request.objective!r} is not scored by a retrieval-only sweep, which "
+                             f"calls no generator and no judge (its criteria: {', '.join(criteria)})",
+                             field="--objective")  # fmt: skip
         if request.objective not in criteria:
             raise UsageError(f"no evaluator produces the objective {request.objective!r} "
                              f"(criteria: {', '.join(criteria) or 'none'})", field="--objective")  # fmt: skip
@@ -166,7 +174,8 @@ def prepare_sweep(request: SweepRequest) -> PreparedSweep:
 def _prepare(request: SweepRequest, sweep_id: str, label: str, overrides: dict[str, JsonValue]) -> SettingRun:
     settings = {**request.settings, **overrides}
     run = RunRequest(run_id=new_run_id(), project=request.project, settings=settings, results=request.results,
-                     kind="sweep_child", sweep={"sweep_id": sweep_id, "setting": label, "settings": overrides})  # fmt: skip
+                     kind="sweep_child", stages=request.stages,
+                     sweep={"sweep_id": sweep_id, "setting": label, "settings": overrides})  # fmt: skip
     try:
         env = prepare_environment(run)
     except ConfigError as error:

@@ -178,6 +178,9 @@ class RunVariant(Record):
     case_ids: list[str] | None = None
     """The only cases run; ``None`` for the whole dataset."""
 
+    stages: Literal["all", "retrieve"] = Field(default="all", exclude_if=lambda value: value == "all")
+    """``retrieve`` for a retrieval-only run (no generator, no judge); written only then."""
+
 
 class RunParent(Record):
     """What a child run was run for: one re-execution of a diagnosis."""

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from oloproof._exceptions import DatasetError, ProviderConfigError
+from oloproof._exceptions import DatasetError, ProviderConfigError, UsageError
 from oloproof._json import content_hash
 from oloproof._secrets import public_settings
 from oloproof._system._resolve import SystemHandle, import_callable, resolve_system
@@ -88,6 +88,10 @@ class RunRequest(BaseModel):
     kind: RunKind = "run"
     """What the run is made for, as its manifest records it: ``run`` for a user's run,
     ``diagnosis_child`` for a diagnosis's re-execution, ``sweep_child`` for a sweep's setting."""
+
+    stages: Literal["all", "retrieve"] = "all"
+    """``all``, or ``retrieve``: retrieval alone, no generator and no judge, scored by the
+    evaluators that read only the retrieval (retrieval metrics, ``document_retrieval``)."""
 
     sweep: dict[str, Any] | None = None
     """The sweep and setting a ``sweep_child`` run answers: ``{"sweep_id", "setting", "settings"}``."""
@@ -167,6 +171,22 @@ class RunEnvironment:
         return _prepared_in_worker, (self.request,)
 
 
+def retrieval_only(evaluators: list[Evaluator], kind: str) -> list[Evaluator]:
+    """The evaluators of a retrieval-only run: those that read the retrieval and not the output.
+
+    Raises:
+        UsageError: The system has no retrieval stage, or no evaluator reads only the retrieval.
+    """
+    if kind != "rag":
+        raise UsageError("a retrieval-only run (--stages retrieve) needs a @rag_system: it runs retrieve alone",
+                         field="--stages")  # fmt: skip
+    kept = [e for e in evaluators if e.needs_retrieval and not e.reads_output]
+    if not kept:
+        raise UsageError("no evaluator reads only the retrieval: a retrieval-only run scores the retrieval "
+                         "metrics (hit_rate, ndcg, ...) and document_retrieval", field="--stages")  # fmt: skip
+    return kept
+
+
 def prepare_environment(
     request: RunRequest, *, on_progress: ProgressHook | None = None, flights: JudgmentFlights | None = None
 ) -> RunEnvironment:
@@ -178,6 +198,8 @@ def prepare_environment(
     project = load_project(request.project, request.settings, results=request.results)
     system = resolve_system(project)
     evaluators, locate = build_project_evaluators(project, system)
+    if request.stages == "retrieve":
+        evaluators = retrieval_only(evaluators, system.config.kind)
     dataset = load_cases(project.dataset_url, project.config.storage_options,
                          recorded=system.config.kind == "recorded")  # fmt: skip
     check_inputs(evaluators, dataset, locate)

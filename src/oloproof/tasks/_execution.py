@@ -40,6 +40,8 @@ def _uses_execution_cache(env: RunEnvironment) -> bool:
     ctx = env.request
     if env.system.config.kind == "recorded":  # nothing executes, so nothing is cached
         return False
+    if ctx.stages == "retrieve":  # an execution without its generation is no execution to reuse
+        return False
     return ctx.context_source == "assembled" and ctx.replay_from is None and not ctx.bypass_generation_cache
 
 
