@@ -28,7 +28,7 @@ from oloproof.store import ResultsStore, run_manifest, run_table, sweep_manifest
 from oloproof.sweep import GridAxis, SettingRows, expand_grid, setting_label, summarize_sweep
 from oloproof.tasks import RunEnvironment, RunRequest, prepare_environment
 
-__all__ = ["PreparedSweep", "SettingRun", "SweepRequest", "plan_sweep", "prepare_sweep", "summarize"]
+__all__ = ["PreparedSweep", "SettingRun", "SweepRequest", "plan_sweep", "prepare_sweep", "summarize", "sweep"]
 
 
 class SweepRequest(BaseModel):
@@ -286,3 +286,44 @@ def plan_sweep(sweep: PreparedSweep) -> dict[str, JsonValue]:
             "runs": len(pending), "complete": len(sweep.all_runs()) - len(pending),
             "retrieve": missing_retrievals, "generate": missing_generations, "generate_unknown": unknown,
             "evaluators": len(sweep.criteria)}  # fmt: skip
+
+
+@flow(name="oloproof-sweep", flow_run_name="sweep {objective}", validate_parameters=False)
+def sweep(
+    project: str = ".",
+    grids: list[str] | None = None,
+    objective: str = "",
+    overrides: list[str] | None = None,
+    results: str | None = None,
+    stages: Literal["all", "retrieve"] = "all",
+    holdout: float | None = None,
+    seed: int = 0,
+) -> dict[str, JsonValue]:
+    """Sweep a project over a grid and choose by ``objective``: the entry point of deployments.
+
+    Args:
+        project: The project folder (holding ``oloproof.yaml``).
+        grids: ``key=v1,v2,...`` axes, as ``--grid`` takes them.
+        objective: The criterion a setting is chosen by.
+        overrides: ``key.path=value`` settings applied to the baseline and every setting.
+        results: The results store URL; the project's when absent.
+        stages: ``retrieve`` for a retrieval-only sweep.
+        holdout: The share of cases the choice is re-estimated on.
+        seed: Seed of the holdout split.
+
+    Returns:
+        The sweep's result (also written to the store). Asked again, it runs only the
+        settings without a complete run.
+    """
+    from oloproof.config import parse_overrides
+    from oloproof.sweep import parse_grid
+
+    request = SweepRequest(project=project, grids=tuple(parse_grid(text) for text in grids or []),
+                           objective=objective, settings=parse_overrides(overrides or []), results=results,
+                           stages=stages, holdout=holdout, seed=seed)  # fmt: skip
+    prepared = prepare_sweep(request)
+    try:
+        run_settings(prepared)
+        return summarize(prepared)
+    finally:
+        prepared.close()
