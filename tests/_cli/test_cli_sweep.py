@@ -17,6 +17,7 @@ from projects import copy_project
 pytestmark = pytest.mark.slow
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support_rag"
+README = Path(__file__).resolve().parents[2] / "README.md"
 GRID = ("--grid", "system.rag.top_k=1,2,3,4,6", "--grid", "system.rag.token_budget=40,80,120")
 
 COUNTER = '''
@@ -65,6 +66,7 @@ def swept(counted, prefect_api):
 
 def test_the_sweep_retrieves_once_per_case_and_generates_once_per_distinct_context(swept, counted):
     assert swept["calls"]["retrieve"] == 13
+    assert swept["calls"]["generate"] == 35  # as the README says
     contexts = set()
     for entry in swept["again"]["settings"]:
         rows = _cases(counted, entry["run_id"])
@@ -74,7 +76,10 @@ def test_the_sweep_retrieves_once_per_case_and_generates_once_per_distinct_conte
 
 def test_the_plan_counts_the_retrievals_before_anything_runs(swept):
     assert "Sweep swp_" in swept["plan"] and "15 settings and the baseline; 16 to run, 0 complete" in swept["plan"]
-    assert "Calls: retrieve 13, generate 0 (+ at most 208 whose context is not known yet)" in swept["plan"]
+    calls = next(line for line in swept["plan"].splitlines() if line.startswith("Calls: "))
+    assert calls == ("Calls: retrieve 13, generate 0 (+ at most 208 whose context is not known yet); judges as the "
+                     "outputs require (5 criteria)")
+    assert calls in README.read_text(encoding="utf-8").splitlines()
 
 
 def test_the_table_and_the_simultaneous_claim_print(swept):
@@ -83,6 +88,7 @@ def test_the_table_and_the_simultaneous_claim_print(swept):
                      re.MULTILINE)
     assert "│ top_k=4 token_budget=120 " in out and "│ baseline " in out
     claim = next(line for line in out.splitlines() if line.startswith("Claim: "))
+    assert claim in README.read_text(encoding="utf-8").splitlines()  # the line the README shows
     assert "simultaneous 95% over 15 settings" in claim
 
 

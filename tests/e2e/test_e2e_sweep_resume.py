@@ -24,7 +24,7 @@ from processes import clean_env, stop_process, tail
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support_rag"
-GRID = ["--grid", "system.rag.top_k=1,2,3", "--grid", "system.rag.token_budget=40,120"]
+GRID = ["--grid", "system.rag.top_k=1,3", "--grid", "system.rag.token_budget=40,120"]
 COUNTER = '''
 
 def _counted(name, method):
@@ -97,7 +97,7 @@ def test_a_killed_sweep_resumes_and_runs_only_its_unfinished_settings(prefect_se
     process = _sweep(project, store, env, tmp_path / "killed")
     deadline = time.monotonic() + 240
     settings = store / "sweeps"
-    while len(list(settings.glob("*/settings/*.json"))) < 3:  # the baseline and two settings complete
+    while len(list(settings.glob("*/settings/*.json"))) < 2:  # the baseline and a setting complete
         if process.poll() is not None:
             pytest.fail(f"the sweep ended before the kill point:\n{tail((tmp_path / 'killed').with_suffix('.err'))}")
         if time.monotonic() > deadline:
@@ -114,4 +114,4 @@ def test_a_killed_sweep_resumes_and_runs_only_its_unfinished_settings(prefect_se
     assert all(by_label[label] == run_id for label, run_id in kept.items())  # finished settings are not run again
     assert _calls(log)["retrieve"] == _calls(reference_log)["retrieve"] == 13  # every retrieval made once
     assert _settled(resumed) == _settled(reference)
-    assert resumed["winner"] == reference["winner"] and resumed["compared"] == reference["compared"] == 6
+    assert resumed["winner"] == reference["winner"] and resumed["compared"] == reference["compared"] == 4
