@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pydantic import JsonValue
 
 from oloproof.records import ContextEntry, DroppedEntry, RunReport, StoredCase, StoredJudgment
+from oloproof.transcripts import read_vendor_messages
 
 __all__ = ["render_run_cases"]
 
@@ -35,26 +36,16 @@ def _passage(item: ContextEntry | DroppedEntry, reason: str | None = None) -> st
 
 def _tool_calls(items: JsonValue) -> str:
     """An agent's tool calls in order: ``name(arguments) → doc ids`` (or its JSON result, shortened)."""
-    calls: list[tuple[str, str, JsonValue]] = []
-    results: dict[str, JsonValue] = {}
-    for message in items if isinstance(items, list) else []:
-        content = message.get("content") if isinstance(message, dict) else None
-        for part in content if isinstance(content, list) else []:
-            if not isinstance(part, dict) or not isinstance(message, dict):
-                continue
-            if part.get("type") == "tool_call":
-                calls.append((str(part.get("tool_call_id")), str(part.get("name")), part.get("arguments")))
-            elif part.get("type") == "tool_result":
-                results[str(message.get("tool_call_id"))] = part.get("tool_result")
+    calls = read_vendor_messages(items).calls()
     if not calls:
         return "tools none called"
     shown = []
-    for call_id, name, arguments in calls:
-        result = results.get(call_id)
-        ids = [str(r["doc_id"]) for r in result if isinstance(r, dict) and "doc_id" in r] \
-            if isinstance(result, list) else []
-        answer = ", ".join(ids) if ids or result == [] else _short(result)
-        shown.append(f"{name}({_short(arguments)}) → {answer or 'nothing'}")
+    for call, result in calls:
+        content = result.content if result is not None else None
+        ids = [str(r["doc_id"]) for r in content if isinstance(r, dict) and "doc_id" in r] \
+            if isinstance(content, list) else []
+        answer = ", ".join(ids) if ids or content == [] else _short(content)
+        shown.append(f"{call.name}({_short(call.arguments)}) → {answer or 'nothing'}")
     return "tools " + "; ".join(shown)
 
 

@@ -25,6 +25,7 @@ from oloproof.stages._identity import agent_run_key
 from oloproof.store import ResultsStore
 from oloproof.tasks._cached import CaseFailure, WorkItem, fresh
 from oloproof.tasks._environment import RunEnvironment
+from oloproof.transcripts import read_vendor_messages
 
 __all__ = ["AgentRun", "StoreToolCache", "agent_items", "agent_passages"]
 
@@ -128,25 +129,13 @@ def agent_passages(
     """
     if items is None:
         return None
-    calls: list[str] = []
-    results: dict[str, JsonValue] = {}
-    for item in items:
-        content = item.get("content") if isinstance(item, dict) else None
-        if not isinstance(item, dict) or not isinstance(content, list):
-            continue
-        for part in content:
-            if not isinstance(part, dict):
-                continue
-            if part.get("type") == "tool_call" and part.get("name") in context_tools:
-                calls.append(str(part.get("tool_call_id")))
-            elif part.get("type") == "tool_result":
-                results[str(item.get("tool_call_id"))] = part.get("tool_result")
-    if not calls:
+    called = [(call, result) for call, result in read_vendor_messages(items).calls() if call.name in context_tools]
+    if not called:
         return None
     candidates: list[Candidate] = []
-    for call in calls:
-        found = results.get(call)
-        for passage in found if isinstance(found, list) else []:
+    for _call, result in called:
+        content = result.content if result is not None else None
+        for passage in content if isinstance(content, list) else []:
             if isinstance(passage, dict):
                 candidates.append(Candidate(doc_id=str(passage.get("doc_id")), score=_score(passage.get("score")),
                                             text=_text(passage.get("text")), chunk_id=_text(passage.get("chunk_id"))))

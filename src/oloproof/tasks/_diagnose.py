@@ -32,6 +32,7 @@ from oloproof.store import (
     read_run_records,
 )
 from oloproof.tasks._retry import retry_io_only
+from oloproof.transcripts import read_vendor_messages
 
 __all__ = [
     "ChildRun",
@@ -133,12 +134,7 @@ def context_tool_names(system: Mapping[str, JsonValue]) -> tuple[str, ...]:
 
 def called_a_context_tool(items: JsonValue, tools: tuple[str, ...]) -> bool:
     """Whether an agent's recorded transcript (the vendor's message format) calls a context tool."""
-    for message in items if isinstance(items, list) else []:
-        content = message.get("content") if isinstance(message, dict) else None
-        for part in content if isinstance(content, list) else []:
-            if isinstance(part, dict) and part.get("type") == "tool_call" and part.get("name") in tools:
-                return True
-    return False
+    return items is not None and any(call.name in tools for call, _ in read_vendor_messages(items).calls())
 
 
 def _grade(value: object) -> float:

@@ -67,6 +67,11 @@ class Transcript(Frozen):
     messages: tuple[Message, ...]
     """The messages in order."""
 
+    def calls(self) -> list[tuple[ToolCall, ToolResult | None]]:
+        """Every tool call in order, with its result (``None`` when it has none)."""
+        results = {result.call_id: result for message in self.messages for result in message.tool_results}
+        return [(call, results.get(call.id)) for message in self.messages for call in message.tool_calls]
+
     @model_validator(mode="after")
     def _calls_and_results_pair(self) -> Self:
         # The readers check this with paths into their input; this keeps a transcript built
