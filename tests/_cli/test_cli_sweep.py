@@ -77,9 +77,11 @@ def test_the_sweep_retrieves_once_per_case_and_generates_once_per_distinct_conte
 def test_the_plan_counts_the_retrievals_before_anything_runs(swept):
     assert "Sweep swp_" in swept["plan"] and "15 settings and the baseline; 16 to run, 0 complete" in swept["plan"]
     calls = next(line for line in swept["plan"].splitlines() if line.startswith("Calls: "))
-    assert calls == ("Calls: retrieve 13, generate 0 (+ at most 208 whose context is not known yet); judges as the "
-                     "outputs require (5 criteria)")
+    assert calls == ("Calls: retrieve 13, generate 0 (+ at most 195 whose context is not retrieved yet), judge 0; "
+                     "at least 208 reused")
     assert calls in README.read_text(encoding="utf-8").splitlines()
+    # What the sweep then made: the retrievals exactly, the generations within the bound.
+    assert swept["calls"]["retrieve"] == 13 and swept["calls"]["generate"] <= 195
 
 
 def test_the_table_and_the_simultaneous_claim_print(swept):

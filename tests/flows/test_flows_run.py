@@ -9,14 +9,16 @@ runner) and the argument wrappers, which leave values alone outside a flow run.
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import cast
 
 import pytest
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from oloproof._exceptions import ConfigError
-from oloproof.flows import PreparedRun, _run, evaluate
+from oloproof.flows import _run, evaluate
 from oloproof.flows._run import run_name, run_tags, settings_of
 from oloproof.flows._runner import THREAD_WORKERS
+from oloproof.tasks import RunEnvironment
 
 
 def _env(name="support-rag", version="slice-b-example", index_version="kb-2026-09-16", cases=13):
@@ -128,7 +130,7 @@ def test_the_deployment_flow_declaration():
 
 
 def test_the_prepared_run_flow_records_the_whole_request():
-    prepared = PreparedRun.evaluate
+    prepared = _run.prepared_flow(cast(RunEnvironment, None))
     assert prepared.name == evaluate.name == "oloproof-run"
     assert prepared.flow_run_name == "run {project}"
     assert list(prepared.parameters.properties) == [
@@ -137,7 +139,7 @@ def test_the_prepared_run_flow_records_the_whole_request():
     ]
 
 
-@pytest.mark.parametrize("flow", [evaluate, PreparedRun.evaluate], ids=["deployment", "prepared"])
+@pytest.mark.parametrize("flow", [evaluate, _run.prepared_flow(cast(RunEnvironment, None))], ids=["deployment", "prepared"])
 def test_both_run_flows_run_batches_on_threads(flow):
     assert isinstance(flow.task_runner, ThreadPoolTaskRunner)
     assert flow.task_runner._max_workers == THREAD_WORKERS

@@ -9,7 +9,7 @@ from typing import Any
 
 from oloproof.tasks import RunRequest
 from oloproof.tasks._environment import RunEnvironment, prepare_environment
-from oloproof.tasks._flights import JudgmentFlights
+from oloproof.tasks._flights import Flights
 from oloproof.tasks._results import CaseResult
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support_rag"
@@ -40,7 +40,7 @@ def judged_project(
     return folder
 
 
-def environment(project: Path, run: str = "run_01JUDGE", *, flights: JudgmentFlights | None = None) -> RunEnvironment:
+def environment(project: Path, run: str = "run_01JUDGE", *, flights: Flights | None = None) -> RunEnvironment:
     """The run environment of ``project``."""
     return prepare_environment(RunRequest(run_id=run, project=str(project)), flights=flights)
 

@@ -7,11 +7,11 @@ import threading
 
 import pytest
 
-from oloproof.tasks._flights import JudgmentFlights, Shared, flown
+from oloproof.tasks._flights import Flights, Shared, flown
 
 
 def test_the_first_claim_leads_and_a_later_one_follows():
-    flights = JudgmentFlights()
+    flights = Flights()
     first = flights.claim(["k1", "k2"])
     second = flights.claim(["k2", "k3"])
     assert (first["k1"].leads, first["k2"].leads) == (True, True)
@@ -25,7 +25,7 @@ def test_the_first_claim_leads_and_a_later_one_follows():
 
 
 def test_a_follower_shares_the_leaders_value_and_calls_nothing():
-    flights = JudgmentFlights()
+    flights = Flights()
     leader, follower = flights.claim(["k"])["k"], flights.claim(["k"])["k"]
     calls: list[str] = []
 
@@ -44,7 +44,7 @@ def test_a_follower_shares_the_leaders_value_and_calls_nothing():
 
 
 def test_a_follower_of_a_leader_that_made_no_call_makes_it():
-    flights = JudgmentFlights()
+    flights = Flights()
     leader = flights.claim(["k"])
     follower = flights.claim(["k"])["k"]
     flights.release(leader)  # the leader's case was served by the cache, say
@@ -57,7 +57,7 @@ def test_a_follower_of_a_leader_that_made_no_call_makes_it():
 
 
 def test_a_follower_gets_the_leaders_error():
-    flights = JudgmentFlights()
+    flights = Flights()
     leader, follower = flights.claim(["k"])["k"], flights.claim(["k"])["k"]
 
     async def failing() -> str:
@@ -74,7 +74,7 @@ def test_a_follower_gets_the_leaders_error():
 
 def test_followers_on_another_loop_are_woken():
     # Runs in one process have a call loop each: the follower waits on its own.
-    flights = JudgmentFlights()
+    flights = Flights()
     leader, follower = flights.claim(["k"])["k"], flights.claim(["k"])["k"]
     got: list[object] = []
 

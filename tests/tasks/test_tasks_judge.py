@@ -14,7 +14,7 @@ from oloproof.evaluators import Verdict
 from oloproof.records import JudgmentBrief
 from oloproof.stages._batch import Batch
 from oloproof.tasks._cached import CaseFailure
-from oloproof.tasks._flights import JudgmentFlights, Shared
+from oloproof.tasks._flights import Flights, Shared
 from oloproof.tasks._judge import _identities, _Tally, _verdict_record, judge_cases, settle_judgments
 from oloproof.tasks._results import CaseResult
 from oloproof.tasks._summarize import judge_usage
@@ -138,7 +138,7 @@ def test_equal_judgments_in_two_batches_at_once_make_one_call(tmp_path, server, 
 
     script = serve(server, "/v1/chat/completions", Script(held))
 
-    class Watched(JudgmentFlights):
+    class Watched(Flights):
         claims = 0
 
         def claim(self, keys):

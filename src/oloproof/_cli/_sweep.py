@@ -16,17 +16,21 @@ def sweep_command(args: argparse.Namespace) -> int:
     """Validate the sweep, run (or plan) it, print its table and its claim."""
     quiet_prefect()
     from oloproof.config import parse_overrides
-    from oloproof.flows._sweep import SweepRequest, plan_sweep, prepare_sweep
+    from oloproof.flows._sweep import SweepRequest, prepare_sweep
+    from oloproof.flows._sweep_plan import plan_sweep
     from oloproof.sweep import parse_grid
 
     if args.holdout is not None and not 0.0 < args.holdout < 1.0:
         raise UsageError(f"--holdout must be a share between 0 and 1, got {args.holdout:g}", field="--holdout")
+    if args.parallel < 1:
+        raise UsageError("--parallel must be at least 1", field="--parallel")
     if args.max_settings < 1:
         raise UsageError("--max-settings must be at least 1", field="--max-settings")
     request = SweepRequest(
         project=args.project_dir, grids=tuple(parse_grid(text) for text in args.grids), objective=args.objective,
         settings=parse_overrides(args.overrides), baseline=parse_overrides(args.baseline), results=args.results,
         holdout=args.holdout, seed=args.seed, limit=args.max_settings, allow_more=args.yes, stages=args.stages,
+        parallel=args.parallel,
     )  # fmt: skip
     # Every setting is validated and prepared before anything runs or is written.
     sweep = prepare_sweep(request)
@@ -55,14 +59,25 @@ def sweep_command(args: argparse.Namespace) -> int:
 
 def _plan_lines(plan: Any) -> list[str]:
     settings = plan["settings"]
-    unknown = f" (+ at most {plan['generate_unknown']} whose context is not known yet)" if plan["generate_unknown"] else ""
     return [
         (f"Sweep {plan['sweep_id']}: {len(settings) - 1} settings and the baseline; "
         f"{plan['runs']} to run, {plan['complete']} complete"),
         *(f"  {label}" for label in settings),
-        (f"Calls: retrieve {plan['retrieve']}, generate {plan['generate']}{unknown}; "
-        f"judges as the outputs require ({plan['evaluators']} criteria)"),
-    ]
+        _calls_line(plan),
+    ]  # fmt: skip
+
+
+def _calls_line(plan: Any) -> str:
+    """``Calls: retrieve 13, generate 35, judge 0; 178 reused``, each upper bound in parentheses."""
+    generate = _at_most(plan["generate_unknown"], "whose context is not retrieved yet")
+    judge = _at_most(plan["judge_unknown"], "whose output is not generated yet")
+    reused = f"at least {plan['reused']}" if plan["generate_unknown"] or plan["judge_unknown"] else plan["reused"]
+    return (f"Calls: retrieve {plan['retrieve']}, generate {plan['generate']}{generate}, "
+            f"judge {plan['judge']}{judge}; {reused} reused")  # fmt: skip
+
+
+def _at_most(count: int, why: str) -> str:
+    return f" (+ at most {count} {why})" if count else ""
 
 
 def add_sweep_parser(commands: Any) -> None:
@@ -84,6 +99,8 @@ def add_sweep_parser(commands: Any) -> None:
     sweep.add_argument("--seed", type=int, default=0, help="seed of the holdout split (default 0)")
     sweep.add_argument("--max-settings", type=int, default=256, metavar="N",
                        help="refuse a grid of more settings without --yes (default 256)")
+    sweep.add_argument("--parallel", type=int, default=4, metavar="N",
+                       help="run up to N settings at once; their calls share max_concurrency (default 4)")
     sweep.add_argument("--yes", action="store_true", help="sweep a grid past --max-settings")
     sweep.add_argument("--dry-run", action="store_true", help="print the plan: settings and calls per stage")
     sweep.add_argument("--results", metavar="URL", help="results store URL (overrides the project's)")

@@ -5,7 +5,7 @@ every task is handed the run's `RunEnvironment` as an argument.
 
 Two flows share one body, `run_stages`: `evaluate`, the entry point of
 deployments, turns its parameters into a `RunRequest` and prepares it itself;
-`PreparedRun.evaluate` runs an environment its caller already prepared (the
+`prepared_flow` runs an environment its caller already prepared (the
 CLI validates everything before a flow starts, and a diagnosis prepares its
 child runs). That flow is bound to the environment, so the system instance, the
 store and any credentials travel by reference, and Prefect records only the
@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 from uuid import UUID
 
-from prefect import Task, flow, get_run_logger
+from prefect import Flow, Task, flow, get_run_logger
 from prefect.context import FlowRunContext
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
@@ -68,7 +68,7 @@ from oloproof.tasks import (
     write_run,
 )
 
-__all__ = ["PreparedRun", "evaluate", "run_name", "run_stages", "run_tags"]
+__all__ = ["PreparedRun", "evaluate", "prepared_flow", "run_name", "run_stages", "run_tags"]
 
 
 def run_name(env: RunEnvironment) -> str:
@@ -122,10 +122,17 @@ def _log_report(manifest: RunManifest, metrics: list[MetricSummary]) -> None:
 
 def _stage_tasks(env: RunEnvironment) -> StageTasks:
     storage = prefect_result_storage(env.store, env.project.config.storage_options)
-    return {
-        task.name: task.with_options(result_storage=storage)
-        for task in (retrieve_passages, assemble_contexts, generate_outputs, judge_cases)
-    }
+    stages = (retrieve_passages, assemble_contexts, generate_outputs, judge_cases)
+    if env.group is None:
+        return {task.name: task.with_options(result_storage=storage) for task in stages}
+    # Runs of a group may run a batch of equal identity at the same moment: the later
+    # one waits for the first's result record, then replays it, instead of reading it
+    # half written (Prefect's own lock; in this process, as the group is).
+    from prefect.locking.memory import MemoryLockManager
+
+    locked = {task.name: task.cache_policy.configure(isolation_level="SERIALIZABLE", lock_manager=MemoryLockManager())
+              for task in stages}  # fmt: skip
+    return {task.name: task.with_options(result_storage=storage, cache_policy=locked[task.name]) for task in stages}
 
 
 StageTasks = dict[str, Task[..., Any]]
@@ -386,19 +393,17 @@ def evaluate(
         env.close()
 
 
-class PreparedRun:
-    """A validated, prepared run and the flow that evaluates it.
+def prepared_flow(env: RunEnvironment) -> Flow[..., RunReport]:
+    """The flow that evaluates ``env``, a run prepared by its caller (the CLI, a diagnosis, a sweep).
 
-    Args:
-        env: The prepared environment; its owner closes it.
+    The flow's parameters are the run's request as Prefect records it
+    (``RunRequest.public``, credentials left out); its body runs ``env``. A flow made
+    for each run, not a method flow: Prefect binds a method flow's instance on the one
+    function all instances share, so two runs in flight at once would both run the one
+    bound last.
     """
 
-    def __init__(self, env: RunEnvironment) -> None:
-        self.env = env
-
-    @flow(**_RUN_FLOW, flow_run_name="run {project}")  # named by `__call__`
     def evaluate(
-        self,
         run_id: str,
         project: str,
         settings: dict[str, Any],  # the flow's parameter schema, as Prefect records it: a JSON object
@@ -415,13 +420,24 @@ class PreparedRun:
     ) -> RunReport:
         """Evaluate the prepared run.
 
-        The parameters are its request as Prefect records it (``RunRequest.public``,
-        credentials left out); the body runs the environment built from that request.
-
         Returns:
             The run manifest with its ``metrics``; per-case records are in the store.
         """
-        return run_stages(self.env)
+        return run_stages(env)
+
+    return flow(**_RUN_FLOW, flow_run_name="run {project}")(evaluate)  # named by `PreparedRun.__call__`
+
+
+class PreparedRun:
+    """A validated, prepared run and the flow that evaluates it (`prepared_flow`).
+
+    Args:
+        env: The prepared environment; its owner closes it.
+    """
+
+    def __init__(self, env: RunEnvironment) -> None:
+        self.env = env
+        self.evaluate = prepared_flow(env)
 
     def __call__(self, **flow_options: Any) -> RunReport:
         """Run the flow (``flow_options`` as for ``Flow.with_options``); returns once its

@@ -1,16 +1,21 @@
 """The sweep flow: one child run per setting of a grid, then a claim that survives the choice.
 
 Every setting is an ordinary run of kind ``sweep_child``, run as a subflow of the sweep's
-flow and tagged with the sweep's id in its manifest. The settings run one after another,
-so each run finds in the stage caches what the runs before it computed: a setting that
-changes only ``top_k`` or ``token_budget`` calls no retriever, and a context assembled
-before is never generated from again. Once a setting's run is complete, the sweep records
-which run answered it (``sweeps/<id>/settings/<setting>.json``); the same sweep asked
-again, after an interruption, runs only the settings without one.
+flow and tagged with the sweep's id in its manifest. Up to ``parallel`` settings run at
+once, as one `RunGroup`: one limiter keeps the project's ``max_concurrency`` over all of
+them, the providers' pools are shared (so are their limits), and a call two settings need
+at the same moment is made once. With the stage caches, every setting executes only what
+its identities require: a setting that changes only ``top_k`` or ``token_budget`` calls no
+retriever, and a context assembled before is never generated from again. Once a setting's
+run is complete, the sweep records which run answered it
+(``sweeps/<id>/settings/<setting>.json``); the same sweep asked again, after an
+interruption, runs only the settings without one.
 """
 
 from __future__ import annotations
 
+import contextvars
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -20,15 +25,15 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from oloproof._exceptions import ConfigError, UsageError
 from oloproof._ids import new_run_id
 from oloproof._json import content_hash
+from oloproof.config import load_project
 from oloproof.flows._events import delivering_events
 from oloproof.flows._run import PreparedRun
-from oloproof.records import AssemblyRecord, RunManifest, StoredCase, StoredJudgment
-from oloproof.stages import assembly_key, generation_key, retrieval_key
+from oloproof.records import RunManifest, StoredCase, StoredJudgment
 from oloproof.store import ResultsStore, run_manifest, run_table, sweep_manifest, sweep_setting
 from oloproof.sweep import GridAxis, SettingRows, expand_grid, setting_label, summarize_sweep
-from oloproof.tasks import RunEnvironment, RunRequest, prepare_environment
+from oloproof.tasks import RunEnvironment, RunGroup, RunRequest, prepare_environment
 
-__all__ = ["PreparedSweep", "SettingRun", "SweepRequest", "plan_sweep", "prepare_sweep", "summarize", "sweep"]
+__all__ = ["PreparedSweep", "SettingRun", "SweepRequest", "prepare_sweep", "summarize", "sweep"]
 
 
 class SweepRequest(BaseModel):
@@ -70,10 +75,13 @@ class SweepRequest(BaseModel):
     allow_more: bool = False
     """Sweep more settings than ``limit`` (``--yes``)."""
 
+    parallel: int = Field(default=4, ge=1)
+    """The most settings run at once; their user calls share the project's ``max_concurrency``."""
+
     @property
     def identity(self) -> str:
-        """What the sweep is recorded and resumed under: everything but the store."""
-        return content_hash(self.model_dump(mode="json", exclude={"results", "allow_more", "limit"}))[:24]
+        """What the sweep is recorded and resumed under: everything but the store and how it runs."""
+        return content_hash(self.model_dump(mode="json", exclude={"results", "allow_more", "limit", "parallel"}))[:24]
 
 
 @dataclass
@@ -104,6 +112,8 @@ class PreparedSweep:
     """Each setting's run, in grid order."""
     store: ResultsStore
     """Where the runs and the sweep's record go."""
+    group: RunGroup
+    """What the settings' runs share: the limiter, the flights and the providers."""
     criteria: dict[str, str] = field(default_factory=dict)
     """Every criterion the runs report, the objective first, and how each is summarized."""
 
@@ -117,9 +127,8 @@ class PreparedSweep:
         return [self.baseline, *self.settings]
 
     def close(self) -> None:
-        """Release every prepared run's environment."""
-        for setting in self.all_runs():
-            setting.env.close()
+        """Release every prepared run's environment, and stop any call still pending."""
+        self.group.close()
 
     @flow(name="oloproof-sweep", flow_run_name="sweep {objective} · {count} settings", validate_parameters=False)
     def sweep(self, project: str, objective: str, count: int, grids: list[dict[str, Any]]) -> dict[str, JsonValue]:
@@ -145,11 +154,11 @@ def prepare_sweep(request: SweepRequest) -> PreparedSweep:
     """
     overrides = expand_grid(request.grids, limit=request.limit, allow_more=request.allow_more)
     sweep_id = f"swp_{request.identity}"
-    baseline = _prepare(request, sweep_id, "baseline", dict(request.baseline))
-    prepared = [baseline]
+    config = load_project(request.project, {**request.settings, **request.baseline}, results=request.results).config
+    group = RunGroup(config.max_concurrency, config.timeouts.seconds())
     try:
-        settings = [_prepare(request, sweep_id, setting_label(one), dict(one)) for one in overrides]
-        prepared += settings
+        baseline = _prepare(request, sweep_id, "baseline", dict(request.baseline), group)
+        settings = [_prepare(request, sweep_id, setting_label(one), dict(one), group) for one in overrides]
         criteria = [o.criterion for e in baseline.env.evaluators for o in e.outputs()]
         if request.objective not in criteria and request.stages == "retrieve":
             raise UsageError(f"the objective {request.objective!r} is not scored by a retrieval-only sweep, which "
@@ -159,25 +168,26 @@ def prepare_sweep(request: SweepRequest) -> PreparedSweep:
             raise UsageError(f"no evaluator produces the objective {request.objective!r} "
                              f"(criteria: {', '.join(criteria) or 'none'})", field="--objective")  # fmt: skip
     except BaseException:
-        for setting in prepared:
-            setting.env.close()
+        group.close()
         raise
     kinds: dict[str, str] = {o.criterion: o.metric_kind for e in baseline.env.evaluators for o in e.outputs()}
     ordered = {request.objective: kinds[request.objective], **kinds}
     sweep = PreparedSweep(request=request, baseline=baseline, settings=settings,
-                          store=baseline.env.store, criteria=ordered)  # fmt: skip
+                          store=baseline.env.store, group=group, criteria=ordered)  # fmt: skip
     for setting in sweep.all_runs():
         setting.key = content_hash({"sweep": sweep.sweep_id, "overrides": setting.overrides})[:24]
     return sweep
 
 
-def _prepare(request: SweepRequest, sweep_id: str, label: str, overrides: dict[str, JsonValue]) -> SettingRun:
+def _prepare(
+    request: SweepRequest, sweep_id: str, label: str, overrides: dict[str, JsonValue], group: RunGroup
+) -> SettingRun:
     settings = {**request.settings, **overrides}
     run = RunRequest(run_id=new_run_id(), project=request.project, settings=settings, results=request.results,
                      kind="sweep_child", stages=request.stages,
                      sweep={"sweep_id": sweep_id, "setting": label, "settings": overrides})  # fmt: skip
     try:
-        env = prepare_environment(run)
+        env = prepare_environment(run, group=group)
     except ConfigError as error:
         if error.path != "--set" or not any(_names(error.field, key) for key in overrides):
             raise
@@ -191,21 +201,37 @@ def _names(field: str | None, key: str) -> bool:
 
 
 def run_settings(sweep: PreparedSweep) -> list[str]:
-    """Run the settings that have no complete run yet, one after another (the body of the flow)."""
-    store = sweep.store
-    done: list[str] = []
+    """Run the settings that have no complete run yet, up to ``parallel`` at once (the
+    body of the flow); returns every setting's run id, the baseline's first.
+
+    Raises:
+        Exception: The first setting's run that failed; the others are stopped then.
+    """
     total = len(sweep.all_runs())
+    todo: list[tuple[int, SettingRun]] = []
     for number, setting in enumerate(sweep.all_runs(), start=1):
-        recorded = _recorded_run(store, sweep.sweep_id, setting.key)
-        if recorded is not None:
-            setting.run_id = recorded
-        else:
-            report = PreparedRun(setting.env)(flow_run_name=f"sweep {setting.label} · {number} of {total}")
-            setting.run_id = str(report["run_id"])
-            store.write_json(sweep_setting(sweep.sweep_id, setting.key),
-                             {"run_id": setting.run_id, "setting": setting.label, "overrides": setting.overrides})
-        done.append(setting.run_id)
-    return done
+        setting.run_id = _recorded_run(sweep.store, sweep.sweep_id, setting.key)
+        if setting.run_id is None:
+            todo.append((number, setting))
+    workers = max(1, min(sweep.request.parallel, len(todo)))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="oloproof-setting") as pool:
+        # Each thread runs its setting as a subflow of this flow run: it needs this context.
+        futures = [pool.submit(contextvars.copy_context().run, _run_setting, sweep, setting, f"{number} of {total}")
+                   for number, setting in todo]  # fmt: skip
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        failed = [future for future in done if future.exception() is not None]
+        if failed:
+            sweep.group.close()  # the other settings' pending calls return at once
+            wait(futures)
+            failed[0].result()
+    return [str(setting.run_id) for setting in sweep.all_runs()]
+
+
+def _run_setting(sweep: PreparedSweep, setting: SettingRun, position: str) -> None:
+    report = PreparedRun(setting.env)(flow_run_name=f"sweep {setting.label} · {position}")
+    setting.run_id = str(report["run_id"])
+    sweep.store.write_json(sweep_setting(sweep.sweep_id, setting.key),
+                           {"run_id": setting.run_id, "setting": setting.label, "overrides": setting.overrides})  # fmt: skip
 
 
 def _recorded_run(store: ResultsStore, sweep_id: str, key: str) -> str | None:
@@ -250,44 +276,6 @@ def summarize(sweep: PreparedSweep) -> dict[str, JsonValue]:
     return record
 
 
-def plan_sweep(sweep: PreparedSweep) -> dict[str, JsonValue]:
-    """What the sweep would run, from the identities and the caches, before anything runs.
-
-    Retrievals are counted exactly: the distinct retrieval identities no cache holds. A
-    generation is counted exactly where its context is already known (its assembly is
-    cached); the others are counted as at most one per case and setting.
-    """
-    store, pending = sweep.store, [s for s in sweep.all_runs() if _recorded_run(sweep.store, sweep.sweep_id, s.key) is None]
-    retrievals: set[str] = set()
-    generations: set[str] = set()
-    unknown = 0
-    for setting in pending:
-        env = setting.env
-        system = env.system.config
-        if system.kind != "rag":
-            unknown += len(env.cases)
-            continue
-        keys = {case_id: retrieval_key(system, case.input) for case_id, case in env.cases.items()}
-        retrievals |= set(keys.values())
-        assemblies = {case_id: assembly_key(system, key) for case_id, key in keys.items()}
-        found = store.get_records("assemble", sorted(set(assemblies.values())))
-        for case_id, key in assemblies.items():
-            record = found.get(key)
-            if record is None:
-                unknown += 1
-                continue
-            context = AssemblyRecord.model_validate(record).context
-            generations.add(generation_key(system, env.cases[case_id].input,
-                                           [{"doc_id": p["doc_id"], "chunk_id": p.get("chunk_id"),
-                                             "text": p.get("text")} for p in context]))  # fmt: skip
-    missing_retrievals = len(retrievals) - len(store.get_records("retrieve", sorted(retrievals)))
-    missing_generations = len(generations) - len(store.get_records("generate", sorted(generations)))
-    return {"sweep_id": sweep.sweep_id, "settings": [s.label for s in sweep.all_runs()],
-            "runs": len(pending), "complete": len(sweep.all_runs()) - len(pending),
-            "retrieve": missing_retrievals, "generate": missing_generations, "generate_unknown": unknown,
-            "evaluators": len(sweep.criteria)}  # fmt: skip
-
-
 @flow(name="oloproof-sweep", flow_run_name="sweep {objective}", validate_parameters=False)
 def sweep(
     project: str = ".",
@@ -298,6 +286,7 @@ def sweep(
     stages: Literal["all", "retrieve"] = "all",
     holdout: float | None = None,
     seed: int = 0,
+    parallel: int = 4,
 ) -> dict[str, JsonValue]:
     """Sweep a project over a grid and choose by ``objective``: the entry point of deployments.
 
@@ -310,6 +299,7 @@ def sweep(
         stages: ``retrieve`` for a retrieval-only sweep.
         holdout: The share of cases the choice is re-estimated on.
         seed: Seed of the holdout split.
+        parallel: The most settings run at once.
 
     Returns:
         The sweep's result (also written to the store). Asked again, it runs only the
@@ -320,7 +310,7 @@ def sweep(
 
     request = SweepRequest(project=project, grids=tuple(parse_grid(text) for text in grids or []),
                            objective=objective, settings=parse_overrides(overrides or []), results=results,
-                           stages=stages, holdout=holdout, seed=seed)  # fmt: skip
+                           stages=stages, holdout=holdout, seed=seed, parallel=parallel)  # fmt: skip
     prepared = prepare_sweep(request)
     try:
         run_settings(prepared)

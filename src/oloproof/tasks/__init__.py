@@ -16,8 +16,9 @@ from oloproof.tasks._assemble_task import assemble_contexts
 from oloproof.tasks._cached import Outcome
 from oloproof.tasks._environment import ProgressHook, RunEnvironment, RunRequest, prepare_environment, release_workers
 from oloproof.tasks._execution import CachedExecution, lookup_executions, record_executions
-from oloproof.tasks._flights import JudgmentFlights
+from oloproof.tasks._flights import Flights
 from oloproof.tasks._generate import generate_outputs
+from oloproof.tasks._group import RunGroup
 from oloproof.tasks._judge import judge_cases
 from oloproof.tasks._parts import encode_batch
 from oloproof.tasks._persist import case_rows, publish_report, retrieval_rows, write_run
@@ -33,10 +34,11 @@ __all__ = [
     "BatchPart",
     "CachedExecution",
     "CaseResult",
-    "JudgmentFlights",
+    "Flights",
     "Outcome",
     "ProgressHook",
     "RunEnvironment",
+    "RunGroup",
     "RunRequest",
     "RunSummary",
     "assemble_context",

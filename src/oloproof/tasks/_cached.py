@@ -27,6 +27,7 @@ from oloproof._exceptions import RunStoppedError, SystemContractError
 from oloproof.records import StageRecord, stage_record, validate_staged
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._executor import CallResult, CallTimeoutError
+from oloproof.tasks._flights import Claim, follow, publish
 
 R = TypeVar("R", bound=StageRecord)
 
@@ -148,14 +149,16 @@ class CaseFailure(Exception):
 
 
 def run_cached(
-    env: RunEnvironment, stage: str, items: list[WorkItem], *, use_cache: bool = True
+    env: RunEnvironment, stage: str, items: list[WorkItem], *, use_cache: bool = True, fly: bool = True
 ) -> dict[str, Outcome]:
     """Resolve each item from the stage cache or by calling it.
 
-    Items of the batch with equal keys share one call (equal identities share work;
-    other batches share it through the stage cache), while each case keeps its own
-    outcome. With ``use_cache=False`` nothing is read from or
-    written to the stage cache (diagnosis controls and replays re-execute on purpose).
+    Items of the batch with equal keys share one call, and so do items of batches in
+    flight at once, in this run or another sharing its `Flights` (``fly``; a judge
+    claims its own): the keys are claimed before the cache is read, and a key another
+    batch leads waits for that call. Each case keeps its own outcome. With
+    ``use_cache=False`` nothing is read from, written to or shared through the stage
+    cache (diagnosis controls and replays re-execute on purpose).
 
     Returns:
         One outcome per case id.
@@ -164,6 +167,17 @@ def run_cached(
         SystemContractError: A call returned something the contract forbids.
         RunStoppedError: The run was stopped while calls were pending.
     """
+    flying = use_cache and fly
+    claims = env.flights.claim(sorted({f"{stage}:{i.key}" for i in items if not i.inline})) if flying else {}
+    try:
+        return _resolve(env, stage, items, use_cache, claims)
+    finally:
+        env.flights.release(claims)  # the records are written: later batches find them cached
+
+
+def _resolve(
+    env: RunEnvironment, stage: str, items: list[WorkItem], use_cache: bool, claims: dict[str, Claim]
+) -> dict[str, Outcome]:
     results: dict[str, Outcome] = {}
     cached = _cached_records(env, stage, items) if use_cache else {}
     pending: dict[concurrent.futures.Future[Any], list[WorkItem]] = {}
@@ -177,8 +191,7 @@ def run_cached(
         elif item.key in leaders:
             pending[leaders[item.key]].append(item)
         else:
-            future = env.executor.submit(item.call, *item.args, stage=stage, limited=item.limited)
-            leaders[item.key] = future
+            leaders[item.key] = future = _call(env, stage, item, claims.get(f"{stage}:{item.key}"))
             pending[future] = [item]
     if len(results):
         env.progress(stage, len(results))
@@ -210,6 +223,30 @@ def run_cached(
         skip_batch_cache()
         log_failures(env, stage, failures)
     return {item.case_id: results[item.case_id] for item in items}
+
+
+def _call(env: RunEnvironment, stage: str, item: WorkItem, claim: Claim | None) -> concurrent.futures.Future[Any]:
+    """The item's call, as a future of ``(CallResult, shared)``: made here, or the call of
+    the batch that leads its key (``shared``)."""
+
+    def submit() -> concurrent.futures.Future[CallResult]:
+        return env.executor.submit(item.call, *item.args, stage=stage, limited=item.limited)
+
+    if claim is not None and not claim.leads:
+        return follow(claim, submit)
+    made = submit()
+    if claim is not None:
+        publish(claim, made)
+    own: concurrent.futures.Future[tuple[CallResult, bool]] = concurrent.futures.Future()
+
+    def settle(done: concurrent.futures.Future[CallResult]) -> None:
+        if done.cancelled():
+            own.cancel()
+        else:
+            own.set_result((done.result(), False))
+
+    made.add_done_callback(settle)
+    return own
 
 
 def _cached_records(env: RunEnvironment, stage: str, items: list[WorkItem]) -> dict[str, StageRecord]:
@@ -268,7 +305,7 @@ def _completed(
     """Inline items first (computed here, in order), then calls as they complete.
 
     Yields ``(item, result, shared)``: ``shared`` when the item reused the call of
-    an earlier item with the same key.
+    an earlier item with the same key, or of another batch leading its key.
     """
     for item in inline:
         started = time.perf_counter()
@@ -281,9 +318,9 @@ def _completed(
     for future in concurrent.futures.as_completed(pending):
         if future.cancelled():
             raise RunStoppedError("the run was stopped")
-        called = future.result()
+        called, shared = future.result()
         for index, item in enumerate(pending[future]):
-            yield item, called, index > 0
+            yield item, called, shared or index > 0
 
 
 def _is_invalid_retrieval(error: BaseException | None) -> TypeGuard[ValidationError]:

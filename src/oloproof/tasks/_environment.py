@@ -31,7 +31,8 @@ from oloproof.providers import ProviderPool
 from oloproof.records import RecordedRetrieval, RunKind
 from oloproof.store import ResultsStore
 from oloproof.tasks._executor import StageExecutor
-from oloproof.tasks._flights import JudgmentFlights
+from oloproof.tasks._flights import Flights
+from oloproof.tasks._group import RunGroup
 from oloproof.tasks._inputs import build_project_evaluators, check_inputs
 from oloproof.tasks._replay import load_recorded_retrievals
 
@@ -127,9 +128,12 @@ class RunEnvironment:
     """The re-ranker applied to replayed candidates."""
     on_progress: ProgressHook | None = None
     """Told of completed user calls (the CLI's progress bar)."""
-    flights: JudgmentFlights = field(default_factory=JudgmentFlights)
-    """The judgments in flight that equal ones wait for instead of calling: the run's
+    flights: Flights = field(default_factory=Flights)
+    """The calls in flight that equal ones wait for instead of calling: the run's
     own, or one shared by the runs given the same."""
+    group: RunGroup | None = None
+    """The runs executed at once with this one (a sweep's settings), sharing its
+    limiter, flights and providers; ``None``: the run has its own."""
 
     @property
     def run_id(self) -> str:
@@ -162,7 +166,11 @@ class RunEnvironment:
 
     def close(self) -> None:
         """Close the providers' clients, then stop the run's calls (pending ones are
-        cancelled); idempotent."""
+        cancelled); idempotent. A run of a group stops the group: its runs share the
+        calls, and one that fails fails them all."""
+        if self.group is not None:
+            self.group.close()
+            return
         if self.judges.providers is not None:
             self.executor.run_coroutine(self.judges.providers.aclose())
         self.executor.close()
@@ -188,12 +196,17 @@ def retrieval_only(evaluators: list[Evaluator], kind: str) -> list[Evaluator]:
 
 
 def prepare_environment(
-    request: RunRequest, *, on_progress: ProgressHook | None = None, flights: JudgmentFlights | None = None
+    request: RunRequest,
+    *,
+    on_progress: ProgressHook | None = None,
+    flights: Flights | None = None,
+    group: RunGroup | None = None,
 ) -> RunEnvironment:
     """Validate everything a run needs; raises before anything is written.
 
-    ``flights``: shared by runs of one process whose equal judgments in flight at
-    once should be made once; each run has its own when it is not given.
+    ``flights``: shared by runs of one process whose equal calls in flight at once
+    should be made once; each run has its own when it is not given. ``group``: the
+    runs executed at once with this one, sharing its limiter, flights and providers.
     """
     project = load_project(request.project, request.settings, results=request.results)
     system = resolve_system(project)
@@ -203,7 +216,7 @@ def prepare_environment(
     dataset = load_cases(project.dataset_url, project.config.storage_options,
                          recorded=system.config.kind == "recorded")  # fmt: skip
     check_inputs(evaluators, dataset, locate)
-    judges = _judge_context(project, evaluators)
+    judges = _judge_context(project, evaluators, group)
     store = ResultsStore(project.results_url, project.config.storage_options)
     cases = {case.id: case for case in dataset.cases}
     if request.case_ids is not None:
@@ -226,23 +239,28 @@ def prepare_environment(
         dataset=dataset,
         evaluators=evaluators,
         store=store,
-        executor=StageExecutor(project.config.max_concurrency, project.config.timeouts.seconds()),
+        executor=group.executor if group is not None else StageExecutor(project.config.max_concurrency,
+                                                                          project.config.timeouts.seconds()),
         cases=cases,
         judges=judges,
         recorded=recorded,
         reranker=reranker,
         on_progress=on_progress,
-        flights=flights if flights is not None else JudgmentFlights(),
+        flights=group.flights if group is not None else flights if flights is not None else Flights(),
+        group=group,
     )
 
 
-def _judge_context(project: Project, evaluators: list[Evaluator]) -> JudgeContext:
+def _judge_context(project: Project, evaluators: list[Evaluator], group: RunGroup | None) -> JudgeContext:
     """The providers the judges name, checked before anything runs: every key
-    variable set, every endpoint reachable. Clients are made later, on the loop."""
+    variable set, every endpoint reachable. Clients are made later, on the loop;
+    the runs of a group with the same providers share one pool, and its limits."""
     names = sorted({name for evaluator in evaluators for name in evaluator.providers()})
     if not names:
         return JudgeContext()
-    pool = ProviderPool(project.config.providers, os.environ)
+    configs = project.config.providers
+    shared = group.pool(configs) if group is not None else None
+    pool = shared or ProviderPool(configs, os.environ)
     try:
         pool.check(names)
         pool.preflight(names)
@@ -250,7 +268,7 @@ def _judge_context(project: Project, evaluators: list[Evaluator]) -> JudgeContex
         location = tuple(exc.field.split(".")) if exc.field else ("providers",)
         at = project.error(exc.message, location)
         raise ProviderConfigError(at.message, path=at.path, line=at.line, field=at.field) from None
-    return JudgeContext(providers=pool)
+    return JudgeContext(providers=group.keep(configs, pool) if group is not None else pool)
 
 
 _WORKER_LOCK = threading.Lock()

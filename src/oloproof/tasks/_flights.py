@@ -1,13 +1,18 @@
-"""Single-flight judgments: equal judgments in flight at once are made once.
+"""Single flight: equal calls in flight at once are made once.
 
-Batches of a run (and of runs sharing one `JudgmentFlights`) look the judgment
-cache up at the same moment, miss it together, and would each call the judge
-for the same judgment key. A batch claims the keys it is about to judge before
-it looks them up: the first claimer leads a key, and a later claimer's call
-waits for the leader's and shares its result. The leader releases its keys once
-its batch has written their records, so a claimer arriving later finds the
-record in the cache instead. Nothing outlives a batch: an entry is removed when
-the batch that leads it ends, whatever happened to the call.
+Batches of a run (and of runs sharing one `Flights`, the settings of a sweep)
+look a stage's cache up at the same moment, miss it together, and would each
+call the retriever, the generator or the judge for the same identity key. A
+batch claims the keys it is about to compute before it looks them up: the first
+claimer leads a key, and a later claimer waits for the leader's call and shares
+its result. The leader releases its keys once its batch has written their
+records, so a claimer arriving later finds the record in the cache instead.
+Nothing outlives a batch: an entry is removed when the batch that leads it ends,
+whatever happened to the call.
+
+Judgments are claimed by key and follow through `flown` (a judge's wait is not
+charged to its time limit); the other stages claim ``<stage>:<key>`` and follow
+through `follow`.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Any
 
 from oloproof.providers import current_budget
 
-__all__ = ["Claim", "JudgmentFlights", "Shared", "flown"]
+__all__ = ["Claim", "Flights", "Shared", "flown", "follow", "publish"]
 
 
 class Shared:
@@ -43,8 +48,8 @@ class Claim:
     """Whether this claim leads the key (makes the call) or follows another's."""
 
 
-class JudgmentFlights:
-    """The judgment keys being judged now, each led by the batch that claimed it first.
+class Flights:
+    """The keys being computed now, each led by the batch that claimed it first.
 
     Thread-safe, and not bound to an event loop: the runs sharing it may each
     have their own call loop. Give one instance to every run that should share
@@ -57,7 +62,7 @@ class JudgmentFlights:
         self._flights: dict[str, concurrent.futures.Future[Any]] = {}
 
     def __len__(self) -> int:
-        """How many keys are being judged now."""
+        """How many keys are being computed now."""
         with self._lock:
             return len(self._flights)
 
@@ -116,6 +121,55 @@ def flown(claim: Claim, call: Callable[..., Awaitable[Any]]) -> Callable[..., Aw
         return value
 
     return lead
+
+
+def follow(
+    claim: Claim, call: Callable[[], concurrent.futures.Future[Any]]
+) -> concurrent.futures.Future[tuple[Any, bool]]:
+    """The leader's result, as a future of ``(result, shared)``, for a claim that follows.
+
+    ``shared`` is true when the value is the leader's; when the leader made no call
+    (its run stopped first), ``call()`` makes it here and its result is this one's own.
+    A cancelled future means this call could not be made either.
+    """
+    outcome: concurrent.futures.Future[tuple[Any, bool]] = concurrent.futures.Future()
+
+    def settle(source: concurrent.futures.Future[Any], shared: bool) -> None:
+        if source.cancelled():
+            outcome.cancel()
+        elif source.exception() is not None:
+            outcome.set_exception(source.exception())
+        else:
+            outcome.set_result((source.result(), shared))
+
+    def landed(flight: concurrent.futures.Future[Any]) -> None:
+        if not flight.cancelled():
+            settle(flight, True)
+            return
+        try:
+            own = call()
+        except BaseException:  # noqa: BLE001 - a stopped run: nothing can be called any more
+            outcome.cancel()
+            return
+        own.add_done_callback(lambda done: settle(done, False))
+
+    claim.flight.add_done_callback(landed)
+    return outcome
+
+
+def publish(claim: Claim, future: concurrent.futures.Future[Any]) -> None:
+    """Make ``future``'s result the flight's, for the claims that follow a key this one leads."""
+    flight = claim.flight
+
+    def land(done: concurrent.futures.Future[Any]) -> None:
+        if done.cancelled() or not flight.set_running_or_notify_cancel():
+            flight.cancel()
+        elif done.exception() is not None:
+            flight.set_exception(done.exception())
+        else:
+            flight.set_result(done.result())
+
+    future.add_done_callback(land)
 
 
 async def _wait(flight: concurrent.futures.Future[Any]) -> Any:

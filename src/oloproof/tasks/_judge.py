@@ -309,7 +309,7 @@ def judge_cases(
     items = [replace(item, call=flown(claims[item.key], item.call)) if item.key in claims else item
              for item in items]  # fmt: skip
     try:
-        done_items = run_cached(env, "judge", items)
+        done_items = run_cached(env, "judge", items, fly=False)  # claimed above, by judgment key
     finally:
         env.flights.release(claims)  # the records are written: later batches find them cached
     for slot, done in done_items.items():
