@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from fake_env import fake_env
 
+from oloproof._exceptions import RunStoppedError
 from oloproof.dataset import Case
 from oloproof.records import GenerationRecord
 from oloproof.store import ResultsStore
@@ -111,3 +112,23 @@ def test_runs_that_bypass_the_cache_share_nothing(shared):
     done = run_cached(env, "generate", [_item(lambda: "fresh")], use_cache=False)["c1"]
     assert (done.hit, done.record) == (False, GenerationRecord(output="fresh"))
     flights.release(held)
+
+
+def test_a_stopped_run_wakes_every_batch_waiting_on_its_calls(tmp_path):
+    executor = StageExecutor(1)
+    started = threading.Event()
+
+    def generate() -> str:
+        started.set()
+        threading.Event().wait(60)  # a call that would outlive the run
+        return "late"
+
+    env = _env(ResultsStore(str(tmp_path / "results")), executor, Flights(), "run_a")
+    items = [WorkItem(case_id=f"c{n}", key=f"k{n}", call=generate, args=(), finish=GenerationRecord) for n in range(3)]
+    env.cases = {f"c{n}": Case(id=f"c{n}", input={"n": n}, expected={}) for n in range(3)}
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(run_cached, env, "generate", items)
+        assert started.wait(60)
+        executor.close()  # as a signal does: pending calls are cancelled ...
+        with pytest.raises(RunStoppedError):  # ... and the batch waiting on them stops
+            pending.result(timeout=60)

@@ -99,8 +99,8 @@ def add_sweep_parser(commands: Any) -> None:
     sweep.add_argument("--seed", type=int, default=0, help="seed of the holdout split (default 0)")
     sweep.add_argument("--max-settings", type=int, default=256, metavar="N",
                        help="refuse a grid of more settings without --yes (default 256)")
-    sweep.add_argument("--parallel", type=int, default=4, metavar="N",
-                       help="run up to N settings at once; their calls share max_concurrency (default 4)")
+    sweep.add_argument("--parallel", type=int, default=2, metavar="N",
+                       help="run up to N settings at once; their calls share max_concurrency (default 2)")
     sweep.add_argument("--yes", action="store_true", help="sweep a grid past --max-settings")
     sweep.add_argument("--dry-run", action="store_true", help="print the plan: settings and calls per stage")
     sweep.add_argument("--results", metavar="URL", help="results store URL (overrides the project's)")

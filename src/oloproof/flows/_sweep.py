@@ -75,7 +75,7 @@ class SweepRequest(BaseModel):
     allow_more: bool = False
     """Sweep more settings than ``limit`` (``--yes``)."""
 
-    parallel: int = Field(default=4, ge=1)
+    parallel: int = Field(default=2, ge=1)
     """The most settings run at once; their user calls share the project's ``max_concurrency``."""
 
     @property
@@ -286,7 +286,7 @@ def sweep(
     stages: Literal["all", "retrieve"] = "all",
     holdout: float | None = None,
     seed: int = 0,
-    parallel: int = 4,
+    parallel: int = 2,
 ) -> dict[str, JsonValue]:
     """Sweep a project over a grid and choose by ``objective``: the entry point of deployments.
 

@@ -27,7 +27,7 @@ from oloproof._exceptions import RunStoppedError, SystemContractError
 from oloproof.records import StageRecord, stage_record, validate_staged
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._executor import CallResult, CallTimeoutError
-from oloproof.tasks._flights import Claim, follow, publish
+from oloproof.tasks._flights import Claim, cancel, follow, publish
 
 R = TypeVar("R", bound=StageRecord)
 
@@ -241,7 +241,7 @@ def _call(env: RunEnvironment, stage: str, item: WorkItem, claim: Claim | None) 
 
     def settle(done: concurrent.futures.Future[CallResult]) -> None:
         if done.cancelled():
-            own.cancel()
+            cancel(own)
         else:
             own.set_result((done.result(), False))
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from oloproof.providers import current_budget
 
-__all__ = ["Claim", "Flights", "Shared", "flown", "follow", "publish"]
+__all__ = ["Claim", "Flights", "Shared", "cancel", "flown", "follow", "publish"]
 
 
 class Shared:
@@ -136,7 +136,7 @@ def follow(
 
     def settle(source: concurrent.futures.Future[Any], shared: bool) -> None:
         if source.cancelled():
-            outcome.cancel()
+            cancel(outcome)
         elif source.exception() is not None:
             outcome.set_exception(source.exception())
         else:
@@ -149,12 +149,26 @@ def follow(
         try:
             own = call()
         except BaseException:  # noqa: BLE001 - a stopped run: nothing can be called any more
-            outcome.cancel()
+            cancel(outcome)
             return
         own.add_done_callback(lambda done: settle(done, False))
 
     claim.flight.add_done_callback(landed)
     return outcome
+
+
+def cancel(future: concurrent.futures.Future[Any]) -> None:
+    """Cancel a future no executor runs, waking whoever waits on it.
+
+    ``cancel`` alone wakes ``result()`` but not ``concurrent.futures.wait`` or
+    ``as_completed``: those are told only by ``set_running_or_notify_cancel``, which an
+    executor calls on picking the work up.
+    """
+    if future.cancel():
+        try:
+            future.set_running_or_notify_cancel()
+        except RuntimeError:  # cancelled and told before
+            pass
 
 
 def publish(claim: Claim, future: concurrent.futures.Future[Any]) -> None:
