@@ -97,7 +97,7 @@ def test_every_consumer_reads_the_declared_settings():
     assert list(inspect.signature(rag_system).parameters) == NAMES + RAG + list(PARAMETER_BLOCKS)
     assert list(inspect.signature(system).parameters) == NAMES + ["generator"]
     assert list(SystemDeclaration.model_fields) == NAMES + RAG + ["kind", *PARAMETER_BLOCKS]
-    assert list(SystemSettings.model_fields) == NAMES + ["object", "rag", "agent", "generator"]
+    assert list(SystemSettings.model_fields) == NAMES + ["object", "rag", "agent", "generator", "deterministic"]
     assert list(inspect.signature(agent_system).parameters) == NAMES + ["index_version", "generator"]
     assert list(AgentSettings.model_fields) == ["object", "index_version", "generator", "tools"]
     assert list(RagSettings.model_fields) == ["object"] + RAG + list(PARAMETER_BLOCKS)

@@ -14,6 +14,7 @@ METRIC = {
     "criterion": "answer_correct", "kind": "proportion", "slice": None, "slice_value": None,
     "estimate": 0.5, "low": 0.1, "high": 0.9, "confidence": 0.95, "method": "clopper-pearson",
     "observed": 4, "successes": 2, "missing": 0, "judge_errors": 0, "excluded": 1, "scored": True,
+    "samples": None, "repeats": None, "flaky": None, "judge_disagreement": None,
 }  # fmt: skip
 
 

@@ -48,12 +48,16 @@ def _bounds(successes, n, confidence=0.95):
 # -- summarize_criterion ----------------------------------------------------------
 
 
+UNREPEATED = {"samples": None, "repeats": None, "flaky": None, "judge_disagreement": None}
+"""A run without repeats: one sample a case, nothing to count of them."""
+
+
 def test_pass_fail_criterion_is_a_proportion_with_the_exact_interval():
     summary = summarize_criterion(_pass_fail(9, 4), kind="proportion", confidence=0.95)
     low, high = _bounds(9, 13)
     assert summary == {"observed": 13, "missing": 0, "judge_errors": 0, "excluded": 0, "successes": 9,
                        "estimate": pytest.approx(9 / 13), "low": low, "high": high,
-                       "confidence": 0.95, "method": CP, "kind": "proportion"}
+                       "confidence": 0.95, "method": CP, "kind": "proportion", **UNREPEATED}
 
 
 def test_the_walkthrough_answer_row_bounds():
@@ -77,7 +81,7 @@ def test_all_missing_gives_counts_and_no_estimate(kind):
     rows = [_missing("m1"), _missing("m2"), _excluded("x1")]
     summary = summarize_criterion(rows, kind=kind, confidence=0.95)
     assert summary == {"observed": 0, "missing": 2, "judge_errors": 0, "excluded": 1, "successes": None, "estimate": None,
-                       "low": None, "high": None, "confidence": 0.95, "method": None, "kind": kind}
+                       "low": None, "high": None, "confidence": 0.95, "method": None, "kind": kind, **UNREPEATED}
 
 
 def test_no_rows_at_all_give_zero_counts():

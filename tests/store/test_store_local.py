@@ -259,7 +259,7 @@ def test_missing_table_is_not_found(local_store):
 def test_views_exist_and_are_empty_on_an_empty_store(local_store):
     con = local_store.connect()
     try:
-        for view in ["runs", "all_runs", "cases", "retrievals", "generations", "judgments", "metrics",
+        for view in ["runs", "all_runs", "cases", "retrievals", "generations", "judgments", "case_samples", "metrics",
                      "diagnoses", "diagnosis_labels", "comparisons", "decisions"]:  # fmt: skip
             assert con.execute(f"SELECT count(*) FROM {view}").fetchone() == (0,)
         described = con.execute("DESCRIBE decisions").fetchall()

@@ -33,6 +33,7 @@ EXPECTED = {
         ("output", "JSON"), ("context", "JSON"), ("dropped", "JSON"),
         ("best_relevant_position", "BIGINT"), ("relevant_position", "VARCHAR"),
         ("context_truncated", "BOOLEAN"), ("retrieve_ms", "DOUBLE"), ("generate_ms", "DOUBLE"), ("output_items", "JSON"),
+        ("repeat", "BIGINT"),
     ),
     "retrievals": (
         ("run_id", "VARCHAR"), ("case_id", "VARCHAR"), ("position", "BIGINT"), ("doc_id", "VARCHAR"),
@@ -48,13 +49,15 @@ EXPECTED = {
         ("prompt_hash", "VARCHAR"), ("input_tokens", "BIGINT"), ("output_tokens", "BIGINT"),
         ("latency_ms", "DOUBLE"), ("retries", "BIGINT"), ("finish_reason", "VARCHAR"),
         ("cost_usd", "DOUBLE"), ("raw_reply", "VARCHAR"), ("requests", "BIGINT"),
+        ("repeat", "BIGINT"), ("judge_repeat", "BIGINT"),
     ),
     "metrics": (
         ("run_id", "VARCHAR"), ("criterion", "VARCHAR"), ("kind", "VARCHAR"), ("slice", "VARCHAR"),
         ("slice_value", "VARCHAR"), ("estimate", "DOUBLE"), ("low", "DOUBLE"), ("high", "DOUBLE"),
         ("confidence", "DOUBLE"), ("method", "VARCHAR"), ("observed", "BIGINT"),
         ("successes", "BIGINT"), ("missing", "BIGINT"), ("judge_errors", "BIGINT"), ("excluded", "BIGINT"),
-        ("scored", "BOOLEAN"),
+        ("scored", "BOOLEAN"), ("samples", "BIGINT"), ("repeats", "BIGINT"), ("flaky", "BIGINT"),
+        ("judge_disagreement", "DOUBLE"),
     ),
     "diagnosis_labels": (
         ("diagnosis_id", "VARCHAR"), ("case_id", "VARCHAR"), ("label", "VARCHAR"), ("reason", "VARCHAR"),

@@ -247,3 +247,22 @@ def test_a_row_replayed_from_an_earlier_run_is_this_run_s_hit_with_no_requests()
     assert (replayed.run_id, replayed.hit, replayed.requests) == ("run_now", True, None)
     assert (not_judged.run_id, not_judged.hit) == ("run_now", False)
     assert own is mine  # this run's own row keeps the requests it sent
+
+
+def test_judge_repeats_call_the_judge_again_and_each_row_names_its_repeats(project):
+    folder, script = project
+    config = folder / "oloproof.yaml"
+    config.write_text(config.read_text() + "judge_repeats: 3\n")
+    env = environment(folder)
+    try:
+        results = {case_id: replace(result, repeat=1) for case_id, result in answered(env).items()}
+        judged = judge_cases.fn(env, Batch(0, tuple(results), repeat=1), results)
+    finally:
+        env.close()
+    assert len(script.seen) == 9  # three calls of the judge per output; the deterministic one once
+    rows = relevance_rows(judged)
+    assert sorted((row.case_id, row.repeat, row.judge_repeat) for row in rows) == [
+        (case_id, 1, n) for case_id in ("q000", "q001", "q002") for n in range(3)]
+    assert len({row.judgment_key for row in rows}) == 9  # each call cached on its own
+    correct = [row for rows_ in judged.values() for row in rows_ if row.criterion == "answer_correct"]
+    assert sorted((row.repeat, row.judge_repeat) for row in correct) == [(1, 0)] * 3

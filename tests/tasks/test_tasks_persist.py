@@ -68,7 +68,7 @@ EXPECTED_CASES = [
         "dropped": [{"position": 3, "doc_id": "kb-3", "chunk_id": None, "text": "Contact support.",
                      "reason": "beyond_top_k", "tokens": None}],
         "best_relevant_position": 2, "relevant_position": "2", "context_truncated": False,
-        "retrieve_ms": 2.5, "generate_ms": 40.0, "output_items": None,
+        "retrieve_ms": 2.5, "generate_ms": 40.0, "output_items": None, "repeat": 0,
     },
     {
         "run_id": "run_1", "case_id": "c2", "status": "missing", "error_stage": "retrieve",
@@ -77,7 +77,7 @@ EXPECTED_CASES = [
         "retrieve_hit": False, "generate_hit": False, "input": "plain question", "expected": {},
         "metadata": {}, "output": None, "context": None, "dropped": None,
         "best_relevant_position": None, "relevant_position": None, "context_truncated": None,
-        "retrieve_ms": 5000.0, "generate_ms": None, "output_items": None,
+        "retrieve_ms": 5000.0, "generate_ms": None, "output_items": None, "repeat": 0,
     },
 ]  # fmt: skip
 

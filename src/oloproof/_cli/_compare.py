@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import TYPE_CHECKING
 
 from oloproof._cli._common import emit, emit_json, quiet_prefect
@@ -42,9 +43,12 @@ def _plan_rule(rule: Rule, policy: Policy, baseline: StoredRun, pilot: StoredRun
     from oloproof import stats
     from oloproof._exceptions import StatsError
     from oloproof.comparison import pair_metric
+    from oloproof.records._samples import stored_samples
 
-    values = [float(value) for r in baseline["judgments"]
-              if r["criterion"] == rule.metric and r["status"] == "observed" and (value := r["value"]) is not None]
+    # With repeats, a case is the mean of its samples: cases are what the gate pairs.
+    cases = stored_samples(baseline["judgments"], rule.metric)
+    values = [samples.mean for samples in cases.values() if samples.values]
+    share = stats.variance_components([samples.values for samples in cases.values()])
     assumed = rule.plan_difference
     if assumed is None:
         assumed = rule.margin + 5.0 if rule.kind == "superiority" else 0.0
@@ -52,7 +56,13 @@ def _plan_rule(rule: Rule, policy: Policy, baseline: StoredRun, pilot: StoredRun
             "assumed_difference": assumed, "baseline_observed": len(values),
             "baseline_mean": sum(values) / len(values) if values else None, "power": args.power,
             "pass_fail": None, "method": None, "discordance": None, "discordance_source": None,
-            "pilot_pairs": None, "pilot_discordant": None, "difference_sd": None, "required_pairs": None, "error": None}
+            "pilot_pairs": None, "pilot_discordant": None, "difference_sd": None, "required_pairs": None, "error": None,
+            "repeats": max((len(samples.repeats) for samples in cases.values()), default=1),
+            "within_share": share.within_share if share is not None else None,
+            "case_over_repeat": None}
+    if share is not None and values:
+        ratio = share.case_over_repeat(len(values))
+        plan["case_over_repeat"] = None if math.isinf(ratio) else ratio
     if not values:
         return plan
     pairs = []
@@ -123,7 +133,20 @@ def _plan_line(plan: RulePlan) -> str:
         base = f"a baseline pass rate of {mean * 100:.1f}% ({plan['baseline_observed']} observed)"
     else:
         base = f"a baseline mean of {mean:.3f} ({plan['baseline_observed']} observed)"
-    return head + f"{text}, {share} and {base}"
+    return head + f"{text}, {share} and {base}" + _repeats_text(plan)
+
+
+def _repeats_text(plan: RulePlan) -> str:
+    """With repeats: the cases are cases × repeats, and whether more repeats would help."""
+    repeats, within = plan.get("repeats", 1), plan.get("within_share")
+    if repeats <= 1 or within is None:
+        return ""
+    text = f"; cases of {repeats} repeats each: {within:.0%} of a sample's variance is within its case"
+    ratio = plan.get("case_over_repeat")
+    if ratio is None:
+        return text + ", and none between cases: more cases help, more repeats do not"
+    advice = "add cases rather than repeats" if ratio >= 1 else "more repeats help more than more cases"
+    return text + f"; per generation, one more case lowers the variance {ratio:.1f}× as much as one more repeat ({advice})"
 
 
 def plan_command(args: argparse.Namespace) -> int:

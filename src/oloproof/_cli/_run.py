@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from oloproof._cli._common import emit, quiet_prefect
 from oloproof._cli._progress import progress_bar
 from oloproof._cli._signals import interruption, stop_on_signals
-from oloproof._exceptions import RunStoppedError
+from oloproof._exceptions import RunStoppedError, UsageError
 
 if TYPE_CHECKING:
     from oloproof.records import RunReport
@@ -27,6 +27,10 @@ def run_command(args: argparse.Namespace) -> int:
     from oloproof.tasks import RunRequest, prepare_environment
 
     settings = parse_overrides(args.overrides)
+    if args.repeats is not None:
+        if args.repeats < 1:
+            raise UsageError(f"--repeats must be at least 1, got {args.repeats}", field="--repeats")
+        settings["repeats"] = args.repeats
     # Files named on the command line are the caller's, relative to where it runs.
     for key, value in (("dataset", args.dataset), ("testing_criteria", args.criteria)):
         if value is not None:

@@ -72,8 +72,10 @@ def _calls_line(plan: Any) -> str:
     generate = _at_most(plan["generate_unknown"], "whose context is not retrieved yet")
     judge = _at_most(plan["judge_unknown"], "whose output is not generated yet")
     reused = f"at least {plan['reused']}" if plan["generate_unknown"] or plan["judge_unknown"] else plan["reused"]
+    repeats = plan.get("repeats") or 1
+    counted = f" (the first of {repeats} repeats: each further repeat generates and judges again)" if repeats > 1 else ""
     return (f"Calls: retrieve {plan['retrieve']}, generate {plan['generate']}{generate}, "
-            f"judge {plan['judge']}{judge}; {reused} reused")  # fmt: skip
+            f"judge {plan['judge']}{judge}; {reused} reused{counted}")  # fmt: skip
 
 
 def _at_most(count: int, why: str) -> str:

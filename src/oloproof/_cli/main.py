@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--results", metavar="URL", help="results store URL (overrides the project's)")
     run.add_argument("--dataset", metavar="FILE", help="the rows to evaluate (overrides the project's dataset; "
                      "with no oloproof.yaml, the rows are recorded data)")
+    run.add_argument("--repeats", type=int, metavar="N",
+                     help="generate each case N times (a stochastic system's samples; overrides repeats:)")
     run.add_argument("--criteria", metavar="FILE", help="testing_criteria (JSON or YAML) to evaluate with")
     run.add_argument("--json", action="store_true", help="print the run as JSON")
 

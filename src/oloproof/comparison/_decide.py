@@ -147,7 +147,8 @@ def compare_runs(candidate: StoredRun, baseline: StoredRun, *, policy: Policy | 
     return {
         "candidate_run_id": candidate["manifest"]["run_id"],
         "baseline_run_id": baseline["manifest"]["run_id"],
-        "paired_cases": sum(1 for row in baseline["cases"] if row["case_id"] in candidate_ids),
+        # A case run with repeats has a row per repeat: cases are counted, not rows.
+        "paired_cases": len({row["case_id"] for row in baseline["cases"]} & candidate_ids),
         "confidence": confidence,
         # Each metric line names its own interval; this says how they were chosen.
         "method": f"pass/fail metrics: {stats.PAIRED_BINARY_METHOD}; scores: {stats.PAIRED_METHOD}",

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from oloproof import stats
 from oloproof.records._comparisons import PairedValues, Pairing
+from oloproof.records._samples import stored_samples
 from oloproof.records._stored import StoredJudgment
 
 __all__ = ["pair_metric", "paired_line_values"]
@@ -22,24 +23,27 @@ __all__ = ["pair_metric", "paired_line_values"]
 def pair_metric(
     candidate: Sequence[StoredJudgment], baseline: Sequence[StoredJudgment], criterion: str
 ) -> Pairing:
-    """Pair one criterion's judgment rows by case id."""
-    mine = {row["case_id"]: row for row in candidate if row["criterion"] == criterion}
-    theirs = {row["case_id"]: row for row in baseline if row["criterion"] == criterion}
+    """Pair one criterion's judgments by case id.
+
+    A case's value is the mean of its observed samples (its repeats, its judge's
+    repeats): the case, not the sample, is the unit paired, on either side.
+    """
+    mine, theirs = stored_samples(candidate, criterion), stored_samples(baseline, criterion)
     pairs: list[tuple[str, float, float]] = []
     counts: dict[str, int] = defaultdict(int)
     for case_id in sorted(set(mine) | set(theirs)):
         a, b = mine.get(case_id), theirs.get(case_id)
         if a is None or b is None:
             counts["unpaired"] += 1
-        elif "missing" in (a["status"], b["status"]):
+        elif (not a.values and a.missing) or (not b.values and b.missing):
             counts["missing"] += 1
             # A judge that failed is not a system that failed: counted apart.
-            if "error" in (a.get("outcome"), b.get("outcome")):
+            if (not a.values and a.judge_errors) or (not b.values and b.judge_errors):
                 counts["judge_errors"] += 1
-        elif "excluded" in (a["status"], b["status"]):
+        elif not a.values or not b.values:
             counts["excluded"] += 1
         else:
-            pairs.append((case_id, float(a["value"]), float(b["value"])))  # type: ignore[arg-type]
+            pairs.append((case_id, a.mean, b.mean))
     return {
         "criterion": criterion,
         "pairs": pairs,

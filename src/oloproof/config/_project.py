@@ -120,6 +120,10 @@ class SystemSettings(NameAndVersion):
     generator: YamlMapping | None = None
     """Values of a plain system's declared parameters (``@system(generator=Model)``)."""
 
+    deterministic: bool | None = Field(default=None, strict=True)
+    """``true``: the system answers a case the same way every time, so ``repeats`` never
+    repeats it (a stochastic system is sampled once per repeat)."""
+
     @field_validator(*text_settings(NameAndVersion), mode="before")
     @classmethod
     def _text(cls, value: Any) -> Any:
@@ -231,6 +235,13 @@ class ProjectConfig(BaseModel):
 
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0, strict=True)
     """Confidence level of every interval in the report."""
+
+    repeats: int = Field(strict=True, default=1, ge=1, exclude_if=lambda value: value == 1)
+    """Generations of each case (samples of a stochastic system); each repeat is cached
+    on its own, and a case's value is its mean over them."""
+
+    judge_repeats: int = Field(strict=True, default=1, ge=1, exclude_if=lambda value: value == 1)
+    """Calls of each LLM judge per output; a verdict's value is its mean over them."""
 
     batch_size: int | None = Field(strict=True, default=None, ge=1)
     """Cases per Prefect batch task; chosen from the case count when absent."""

@@ -145,6 +145,10 @@ def check_request(parent: RunRecords, intervention: str, top_k: int | None, rera
             f"run {manifest.run_id} evaluated recorded data: no system ran, so there is "
             "nothing to re-execute under an intervention"
         )
+    if manifest.repeats > 1 or manifest.judge_repeats > 1:
+        raise UsageError(f"run {manifest.run_id} sampled each case {manifest.repeats} times: diagnosing a run "
+                         "with repeats is not supported yet (its labels would read one sample as the case); "
+                         "diagnose a run without repeats")  # fmt: skip
     if kind == "agent" and intervention != "gold-context":
         raise UsageError(f"an agent has no top_k or ranking of its own to replay: diagnose agent run "
                          f"{manifest.run_id} with --intervention gold-context")  # fmt: skip

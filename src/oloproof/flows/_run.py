@@ -144,42 +144,56 @@ and the future of the group's part."""
 
 
 def _submit_batches(env: RunEnvironment, tasks: StageTasks) -> Pending:
-    """Submit every batch's chain, lookup to judge, and one encode task per group of
-    batches; only the result holds the futures."""
+    """Submit every batch's chain, lookup to judge (each repeat's), and one encode task
+    per group of batches; only the result holds the futures."""
     batches = plan_batches(list(env.cases), env.project.config.batch_size)
-    lookups = {batch.index: lookup_executions.submit(_quote(env), batch) for batch in batches}
+    repeats = range(env.repeats)
+    lookups = {(batch.index, r): lookup_executions.submit(_quote(env), batch.at(r)) for batch in batches for r in repeats}
     pending: Pending = {}
     for group, spanning in group_batches(batches):
         futures: list[PrefectFuture[Any]] = []
         merged_all, judged_all = [], []
         for batch in group:
-            lookup = lookups.pop(batch.index)
-            stages, merged = _submit_batch(env, batch, lookup.result(), tasks)
-            judged = tasks["judge"].submit(_quote(env), batch, _opaque(merged))
-            futures += [lookup, *stages, merged, judged]
-            merged_all.append(_opaque(merged))
-            judged_all.append(_opaque(judged))
+            found = [lookups.pop((batch.index, r)) for r in repeats]
+            stages, merged = _submit_batch(env, batch, [lookup.result() for lookup in found], tasks)
+            futures += [*found, *stages]
+            for r, merged_r in enumerate(merged):
+                judged = tasks["judge"].submit(_quote(env), batch.at(r), _opaque(merged_r))
+                futures += [merged_r, judged]
+                merged_all.append(_opaque(merged_r))
+                judged_all.append(_opaque(judged))
         part = encode_batch.submit(_quote(env), spanning, merged_all, judged_all)
         pending[spanning.index] = (futures, part)
     return pending
 
 
 def _submit_batch(
-    env: RunEnvironment, batch: Batch, cached: dict[str, CachedExecution], tasks: StageTasks
-) -> tuple[list[PrefectFuture[Any]], PrefectFuture[Any]]:
-    todo = Batch(batch.index, tuple(c for c in batch.case_ids if c not in cached))
-    retrieved = assembled = generated = None
+    env: RunEnvironment, batch: Batch, cached: list[dict[str, CachedExecution]], tasks: StageTasks
+) -> tuple[list[PrefectFuture[Any]], list[PrefectFuture[Any]]]:
+    """A batch's stages: retrieve and assemble once, for every case some repeat still
+    needs; then each repeat's generation and merge. Returns the stage futures and each
+    repeat's merge."""
+    todo = batch.at(0, tuple(c for c in batch.case_ids if any(c not in found for found in cached)))
+    retrieved = assembled = None
+    generated: list[PrefectFuture[Any] | None] = [None] * len(cached)
     if todo.case_ids and env.system.config.kind != "recorded":  # recorded rows run nothing
         if env.system.config.kind == "rag":
             retrieved = tasks["retrieve"].submit(_quote(env), todo)
         if env.request.stages == "all":
             if retrieved is not None:
                 assembled = tasks["assemble"].submit(_quote(env), todo, _opaque(retrieved))
-            generated = tasks["generate"].submit(_quote(env), todo, _opaque(assembled))
-    stages = [future for future in (retrieved, assembled, generated) if future is not None]
-    return stages, record_executions.submit(
-        _quote(env), batch, _quote(cached), _opaque(retrieved), _opaque(assembled), _opaque(generated)
-    )
+            for r, found in enumerate(cached):
+                needed = batch.at(r, tuple(c for c in batch.case_ids if c not in found))
+                if needed.case_ids:
+                    generated[r] = tasks["generate"].submit(_quote(env), needed, _opaque(assembled))
+    stages = [future for future in (retrieved, assembled, *generated) if future is not None]
+    merged = [
+        record_executions.submit(
+            _quote(env), batch.at(r), _quote(found), _opaque(retrieved), _opaque(assembled), _opaque(generated[r])
+        )
+        for r, found in enumerate(cached)
+    ]
+    return stages, merged
 
 
 def _threads() -> bool:
@@ -274,6 +288,8 @@ def _manifest(env: RunEnvironment, summary: RunSummary, started: datetime) -> Ru
                            stages=ctx.stages),
         parent=RunParent.model_validate(ctx.parent) if ctx.parent is not None else None,
         sweep=RunSweep.model_validate(ctx.sweep) if ctx.sweep is not None else None,
+        repeats=env.repeats,
+        judge_repeats=config.judge_repeats,
     )
 
 

@@ -85,6 +85,8 @@ class SweepPlan(BaseModel):
     with an equal identity: no call. A lower bound when any count is unknown."""
     reused_by_stage: dict[str, int]
     """``reused`` per stage (``retrieve``, ``generate``, ``judge``)."""
+    repeats: int = 1
+    """The most repeats a setting samples each case: the counts above are of the first repeat."""
 
 
 def plan_sweep(sweep: PreparedSweep) -> dict[str, JsonValue]:
@@ -106,6 +108,7 @@ def plan_sweep(sweep: PreparedSweep) -> dict[str, JsonValue]:
         complete=len(sweep.all_runs()) - len(pending), retrieve=calls["retrieve"], generate=calls["generate"],
         generate_unknown=len(stages["generate"].unknown), judge=calls["judge"],
         judge_unknown=len(stages["judge"].unknown), reused=sum(reused.values()), reused_by_stage=reused,
+        repeats=max(s.env.repeats for s in sweep.all_runs()),
     )  # fmt: skip
     return plan.model_dump(mode="json")
 

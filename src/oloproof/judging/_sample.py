@@ -91,6 +91,10 @@ def draw_sample(run: StoredRun, criterion: str, size: int, *, seed: int = 0,
     """
     manifest = run["manifest"]
     entry = judge_entry(manifest, criterion)
+    if (manifest.get("repeats") or 1) > 1 or (manifest.get("judge_repeats") or 1) > 1:
+        # A label is of one text a person read; a case with repeats has several.
+        raise UsageError(f"run {manifest['run_id']} has repeats: a person labels one output a case, so validate "
+                         "the judge on a run without repeats")  # fmt: skip
     frame = sample_frame(run["judgments"], criterion)
     if size < 1:
         raise UsageError(f"--n must be at least 1, got {size}")

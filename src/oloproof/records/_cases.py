@@ -125,3 +125,7 @@ class CaseRow(Record):
 
     output_items: Json = None
     """An agent's transcript (its tool calls and their results); ``None`` for other systems."""
+
+    repeat: int = 0
+    """Which sample of the case's generation this row is (``repeats``), from 0: a case
+    run N times has N rows, which share its retrieval and context."""

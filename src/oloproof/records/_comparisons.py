@@ -200,6 +200,10 @@ class RulePlan(TypedDict):
         difference_sd: The spread of the pilot's paired differences (scores).
         required_pairs: The paired cases needed; ``None`` when beyond the search.
         error: Why no figure could be given.
+        repeats: The baseline's repeats of each case: the plan's cases are cases × this.
+        within_share: With repeats, the share of a sample's variance within its case.
+        case_over_repeat: With repeats, how much more, per generation, one more case
+            lowers the estimate's variance than one more repeat of every case.
     """
 
     rule: str
@@ -219,3 +223,6 @@ class RulePlan(TypedDict):
     difference_sd: float | None
     required_pairs: int | None
     error: str | None
+    repeats: int
+    within_share: float | None
+    case_over_repeat: float | None

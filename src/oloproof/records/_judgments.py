@@ -107,6 +107,12 @@ class JudgmentRow(Record):
     when it shared an equal judgment's call, ``None`` when it was not called now
     (a cache hit) or its evaluator does not count them."""
 
+    repeat: int = 0
+    """Which sample of the case's generation was judged (``repeats``), from 0."""
+
+    judge_repeat: int = 0
+    """Which of the judge's calls on that sample this is (``judge_repeats``), from 0."""
+
 
 class JudgmentBrief(NamedTuple):
     """What a run's summary reads of one judgment row: metrics, cache and judge counts.
@@ -147,6 +153,10 @@ class JudgmentBrief(NamedTuple):
     """The judge's error message (``detail.error``) for an ``error`` outcome; ``None`` otherwise."""
     requests: int | None = None
     """Requests sent for the judgment by this run (see `JudgmentRow.requests`)."""
+    repeat: int = 0
+    """Which sample of the case's generation was judged."""
+    judge_repeat: int = 0
+    """Which of the judge's calls on that sample."""
 
     @classmethod
     def of(cls, row: JudgmentRow) -> JudgmentBrief:
@@ -162,5 +172,5 @@ class JudgmentBrief(NamedTuple):
             provider=shared(row.provider), provider_type=shared(row.provider_type), model=shared(row.model),
             retries=row.retries, input_tokens=row.input_tokens, output_tokens=row.output_tokens,
             cost_usd=row.cost_usd, error=shared(error) if isinstance(error, str) else None,
-            requests=row.requests,
+            requests=row.requests, repeat=row.repeat, judge_repeat=row.judge_repeat,
         )  # fmt: skip

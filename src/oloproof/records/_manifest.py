@@ -289,6 +289,12 @@ class RunManifest(Record):
     sweep: RunSweep | None = Field(default=None, exclude_if=lambda value: value is None)
     """The sweep and setting a ``sweep_child`` run answered; written only for those."""
 
+    repeats: int = Field(default=1, ge=1, exclude_if=lambda value: value == 1)
+    """Generations of each case (samples of a stochastic system); written when more than one."""
+
+    judge_repeats: int = Field(default=1, ge=1, exclude_if=lambda value: value == 1)
+    """Calls of each LLM judge per output; written when more than one."""
+
     @model_validator(mode="before")
     @classmethod
     def _kind_of_older_manifests(cls, data: Any) -> Any:

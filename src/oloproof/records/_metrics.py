@@ -57,3 +57,16 @@ class MetricRow(Record):
 
     scored: bool
     """Whether the row has enough support to carry an estimate."""
+
+    samples: int | None = None
+    """With repeats: the observed samples (cases × repeats) the per-case means rest on;
+    ``observed`` then counts cases, the interval's unit."""
+
+    repeats: int | None = None
+    """With repeats: the most generation repeats of one case."""
+
+    flaky: int | None = None
+    """With repeats: how many observed cases have samples that disagree."""
+
+    judge_disagreement: float | None = None
+    """With judge repeats: the share of judged samples whose judge repeats disagree."""

@@ -43,6 +43,11 @@ class MetricSummary(TypedDict, total=False):
         confidence: The interval's confidence level.
         method: How the interval was computed.
         kind: ``proportion``, ``mean`` or ``count``.
+        samples: With repeats: the observed samples (cases × repeats) the case means rest on.
+        repeats: With repeats: the most generation repeats of one case.
+        flaky: With repeats: the observed cases whose samples disagree.
+        judge_disagreement: With judge repeats: the share of judged samples on which the
+            judge's own repeats disagree.
     """
 
     criterion: str
@@ -60,6 +65,10 @@ class MetricSummary(TypedDict, total=False):
     confidence: float
     method: str | None
     kind: str
+    samples: int | None
+    repeats: int | None
+    flaky: int | None
+    judge_disagreement: float | None
 
 
 class EstimateLine(TypedDict, total=False):

@@ -64,6 +64,8 @@ class StoredManifest(TypedDict, total=False):
         judges: LLM judge calls per provider and model.
         variant: How the run departed from a plain run.
         parent: What a child run was run for.
+        repeats: Generations of each case (absent: 1).
+        judge_repeats: Calls of each LLM judge per output (absent: 1).
     """
 
     run_id: str
@@ -85,6 +87,8 @@ class StoredManifest(TypedDict, total=False):
     judges: list[dict[str, JsonValue]]
     variant: dict[str, JsonValue]
     parent: dict[str, JsonValue] | None
+    repeats: int
+    judge_repeats: int
 
 
 class StoredCase(TypedDict, total=False):
@@ -92,6 +96,7 @@ class StoredCase(TypedDict, total=False):
 
     Attributes:
         case_id: The case's id.
+        repeat: Which sample of its generation (absent in runs made before repeats: 0).
         status: ``ok`` or ``missing``.
         error_stage: The stage that failed.
         error: What it raised.
@@ -109,6 +114,7 @@ class StoredCase(TypedDict, total=False):
     """
 
     case_id: str
+    repeat: int
     status: str
     error_stage: str | None
     error: str | None
@@ -131,6 +137,8 @@ class StoredJudgment(TypedDict, total=False):
     Attributes:
         run_id: The run.
         case_id: The judged case.
+        repeat: Which sample of its generation (absent in runs made before repeats: 0).
+        judge_repeat: Which of the judge's calls on it (likewise).
         criterion: The criterion.
         evaluator: The evaluator's type name.
         spec_hash: Hash of the evaluator's spec.
@@ -147,6 +155,8 @@ class StoredJudgment(TypedDict, total=False):
 
     run_id: str
     case_id: str
+    repeat: int
+    judge_repeat: int
     criterion: str
     evaluator: str
     spec_hash: str

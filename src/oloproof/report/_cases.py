@@ -55,16 +55,19 @@ def _short(value: JsonValue, limit: int = 80) -> str:
 
 
 def render_run_cases(report: RunReport, cases: Sequence[StoredCase], judgments: Sequence[StoredJudgment]) -> list[str]:
-    """One line per case of a run."""
-    by_case: dict[str, list[StoredJudgment]] = defaultdict(list)
+    """One line per case of a run (per case and repeat, with repeats)."""
+    by_case: dict[tuple[str, int], list[StoredJudgment]] = defaultdict(list)
     for row in judgments:
-        by_case[row["case_id"]].append(row)
-    lines = [f"Run {report['run_id']} · {len(cases)} cases"]
-    for case in sorted(cases, key=lambda c: c["case_id"]):
+        by_case[row["case_id"], row.get("repeat") or 0].append(row)
+    count = len({case["case_id"] for case in cases})
+    lines = [f"Run {report['run_id']} · {count} cases" + (f" · {len(cases)} samples" if len(cases) != count else "")]
+    for case in sorted(cases, key=lambda c: (c["case_id"], c.get("repeat") or 0)):
+        repeat = case.get("repeat") or 0
+        name = case["case_id"] if len(cases) == count else f"{case['case_id']} (repeat {repeat + 1})"
         if case["status"] != "ok":
-            lines.append(f"{case['case_id']}: missing ({case['error_stage']} error: {case['error']})")
+            lines.append(f"{name}: missing ({case['error_stage']} error: {case['error']})")
             continue
-        parts = ["; ".join(_verdict(row) for row in by_case[case["case_id"]])]
+        parts = ["; ".join(_verdict(row) for row in by_case[case["case_id"], repeat])]
         if case.get("output_items") is not None:  # an agent's run: what it called, in order
             parts.append(_tool_calls(case.get("output_items")))
         if case.get("relevant_position") is not None:
@@ -78,5 +81,5 @@ def render_run_cases(report: RunReport, cases: Sequence[StoredCase], judgments: 
             parts.append("dropped " + ", ".join(_passage(p, p["reason"]) for p in dropped))
         if beyond:
             parts.append(f"{len(beyond)} below top-k")
-        lines.append(f"{case['case_id']}: " + " · ".join(parts))
+        lines.append(f"{name}: " + " · ".join(parts))
     return lines

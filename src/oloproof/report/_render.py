@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from oloproof import stats
@@ -53,8 +53,12 @@ def missing_text(row: MetricSummary | MetricLine) -> str:
 
 
 def basis_text(row: MetricSummary) -> str:
-    """``9 / 13 observed · 0 missing · 0 excluded`` or ``mean of 13 observed · …``."""
+    """``9 / 13 observed · 0 missing · 0 excluded`` or ``mean of 13 observed · …``; with
+    repeats, ``13 cases × 5 repeats (65 samples) · …``: the cases are the interval's unit."""
     counts = f" · {missing_text(row)} · {row['excluded']} excluded"
+    if row.get("samples") is not None:
+        cases = f"{row['observed']} case{'s' if row['observed'] != 1 else ''}"
+        return f"{cases} ({row.get('samples')} samples){counts}"
     if row["kind"] == "proportion" and row["successes"] is not None:
         return f"{row['successes']} / {row['observed']} observed{counts}"
     if row["kind"] == "proportion":
@@ -173,6 +177,30 @@ def render_slices(metrics: list[MetricSummary], min_support: int) -> list[str]:
     return lines
 
 
+JUDGE_DISAGREEMENT_LIMIT = 0.10
+"""A judge whose own repeats disagree on more than this share of samples is named as unstable."""
+
+
+def flaky_lines(overall: Sequence[MetricSummary]) -> list[str]:
+    """With repeats: ``Flaky: 3 of 13 cases disagree across 5 repeats (answer_correct)`` per
+    criterion, and each judge whose own repeats disagree, named when past `JUDGE_DISAGREEMENT_LIMIT`."""
+    lines = []
+    for row in overall:
+        if row.get("flaky") is None or not row["observed"]:
+            continue
+        repeats = row.get("repeats") or 1
+        across = f"{repeats} repeats" if repeats > 1 else "the judge's repeats"
+        lines.append(f"Flaky: {row['flaky']} of {row['observed']} cases disagree across {across} "
+                     f"({row['criterion']})")  # fmt: skip
+        rate = row.get("judge_disagreement")
+        if rate is not None:
+            verdict = (f": more than {JUDGE_DISAGREEMENT_LIMIT:.0%}, its verdicts are not stable"
+                       if rate > JUDGE_DISAGREEMENT_LIMIT else "")  # fmt: skip
+            lines.append(f"Judge self-disagreement ({row['criterion']}): its repeats disagree on "
+                         f"{rate:.1%} of samples{verdict}")  # fmt: skip
+    return lines
+
+
 def render_run(report: RunReport | Mapping[str, Any]) -> list[str]:
     """The full text report of a run (flows hand it over as the manifest's JSON with metrics)."""
     return _render_run(cast(RunReport, report))
@@ -186,6 +214,7 @@ def _render_run(report: RunReport) -> list[str]:
         ["Metric", "Estimate", f"{confidence}% interval", "Basis"],
         [[row["criterion"], estimate_text(row), interval_text(row), basis_text(row)] for row in overall],
     )
+    lines += flaky_lines(overall)
     if report.get("system", {}).get("kind") == "recorded":
         lines += recorded_lines(report)
     else:

@@ -18,14 +18,20 @@ from collections.abc import Sequence
 
 from oloproof import stats
 from oloproof.records import JudgmentBrief, JudgmentRow, MetricSummary
+from oloproof.records._samples import CaseSamples, case_samples, judge_disagreement, repeated
 
-__all__ = ["summarize_criterion", "summarize_metrics"]
+__all__ = ["summarize_criterion", "summarize_metrics", "summarize_samples"]
 
 
 def summarize_criterion(
     rows: Sequence[JudgmentRow | JudgmentBrief], *, kind: str, confidence: float, seed: int = 0
 ) -> MetricSummary:
-    """Estimate, interval and counts of one criterion over judgment rows."""
+    """Estimate, interval and counts of one criterion over judgment rows.
+
+    Rows of repeated samples are summarized over cases (`summarize_samples`)."""
+    cases = case_samples(rows)
+    if repeated(cases):
+        return summarize_samples(cases, rows, kind=kind, confidence=confidence, seed=seed)
     observed = [row for row in rows if row.status == "observed"]
     values = [float(row.value) for row in observed if row.value is not None]
     summary: MetricSummary = {
@@ -40,6 +46,10 @@ def summarize_criterion(
         "confidence": confidence,
         "method": None,
         "kind": kind,
+        "samples": None,
+        "repeats": None,
+        "flaky": None,
+        "judge_disagreement": None,
     }
     if not values:
         return summary
@@ -57,6 +67,51 @@ def summarize_criterion(
         interval = stats.mean_interval(values, confidence, seed=seed)
         summary.update({"kind": "mean"})
     summary.update({"estimate": estimate, "low": interval.low, "high": interval.high, "method": interval.method})
+    return summary
+
+
+def summarize_samples(
+    cases: dict[str, CaseSamples], rows: Sequence[JudgmentRow | JudgmentBrief], *, kind: str, confidence: float,
+    seed: int = 0,
+) -> MetricSummary:
+    """Estimate, interval and counts over cases, each case the mean of its samples.
+
+    The interval is over cases, by the method a case-level value takes: Clopper-Pearson
+    when every case's samples agree on pass or fail, else Gaffke's interval for a
+    bounded mean over the per-case means. Treating every sample as a case would make
+    the interval as narrow as if the cases were repeats × as many, which they are not.
+    """
+    observed = [samples for samples in cases.values() if samples.values]
+    unobserved = [samples for samples in cases.values() if not samples.values]
+    means = [samples.mean for samples in observed]
+    summary: MetricSummary = {
+        "observed": len(observed),
+        "missing": sum(1 for samples in unobserved if samples.missing),
+        "judge_errors": sum(1 for samples in unobserved if samples.judge_errors),
+        "excluded": sum(1 for samples in unobserved if not samples.missing),
+        "successes": None, "estimate": None, "low": None, "high": None,
+        "confidence": confidence, "method": None, "kind": kind,
+        "samples": sum(len(samples.values) for samples in observed),
+        "repeats": max(len(samples.repeats) for samples in cases.values()),
+        "flaky": sum(1 for samples in observed if samples.flaky),
+        "judge_disagreement": judge_disagreement(rows),
+    }  # fmt: skip
+    if not means:
+        return summary
+    estimate = math.fsum(means) / len(means)
+    if kind == "count":
+        summary.update({"estimate": estimate})
+        return summary
+    values = [value for samples in observed for value in samples.values]
+    binary = kind == "proportion" or (kind == "auto" and all(v in (0.0, 1.0) for v in values))
+    if all(mean in (0.0, 1.0) for mean in means):
+        successes = sum(1 for mean in means if mean == 1.0)
+        interval = stats.clopper_pearson(successes, len(means), confidence)
+        summary.update({"successes": successes})
+    else:
+        interval = stats.mean_interval(means, confidence, seed=seed)
+    summary.update({"kind": "proportion" if binary else "mean", "estimate": estimate, "low": interval.low,
+                    "high": interval.high, "method": interval.method})  # fmt: skip
     return summary
 
 

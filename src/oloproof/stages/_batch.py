@@ -29,13 +29,20 @@ class Batch:
 
     index: int
     case_ids: tuple[str, ...]
+    repeat: int = 0
+    """Which sample of its cases' generations (and what follows them) the batch runs;
+    retrieval and assembly are never repeated."""
 
     @property
     def label(self) -> str:
         """A name a person can read in the Prefect UI."""
-        if len(self.case_ids) == 1:
-            return self.case_ids[0]
-        return f"{self.case_ids[0]} … {self.case_ids[-1]} ({len(self.case_ids)} cases)"
+        cases = self.case_ids[0] if len(self.case_ids) == 1 else (
+            f"{self.case_ids[0]} … {self.case_ids[-1]} ({len(self.case_ids)} cases)")  # fmt: skip
+        return cases if self.repeat == 0 else f"{cases} · repeat {self.repeat + 1}"
+
+    def at(self, repeat: int, case_ids: tuple[str, ...] | None = None) -> Batch:
+        """This batch's ``repeat``-th sample, of ``case_ids`` (default: all its cases)."""
+        return Batch(self.index, self.case_ids if case_ids is None else case_ids, repeat)
 
 
 def plan_batches(case_ids: list[str], batch_size: int | None = None) -> list[Batch]:

@@ -21,7 +21,10 @@ equal inputs can never share a cached result.
   parameters, and the diagnosis intervention it runs under (if any).
 
 Declared parameters enter an identity only when the system declares them: a system
-without any keeps the identities it had before they existed.
+without any keeps the identities it had before they existed. Likewise the repeat:
+a generation, agent run, execution or judgment repeated (``repeats``,
+``judge_repeats``) carries its repeat index from the second on, so the first repeat
+is the run without repeats, and each further one is cached on its own.
 """
 
 from __future__ import annotations
@@ -86,9 +89,9 @@ def assembly_key(system: SystemConfig, retrieval: str) -> str:
 
 
 def generation_key(
-    system: SystemConfig, case_input: JsonValue, context: Sequence[Mapping[str, JsonValue]] | None
+    system: SystemConfig, case_input: JsonValue, context: Sequence[Mapping[str, JsonValue]] | None, repeat: int = 0
 ) -> str:
-    """Identity of one ``generate`` call (or one plain system call)."""
+    """Identity of one ``generate`` call (or one plain system call); ``repeat``: which sample."""
     passages: JsonValue = (
         None
         if context is None
@@ -101,7 +104,12 @@ def generation_key(
                           "context": passages}  # fmt: skip
     if system.generator is not None:
         identity["generator"] = system.generator
-    return _key("generate", identity)
+    return _key("generate", _repeated(identity, repeat))
+
+
+def _repeated(identity: Identity, repeat: int) -> Identity:
+    """The identity of the ``repeat``-th sample: the first is the identity itself."""
+    return identity if repeat == 0 else {**identity, "repeat": repeat}
 
 
 def tool_key(system: SystemConfig, tool: str, arguments: JsonValue) -> str:
@@ -116,7 +124,9 @@ def tool_key(system: SystemConfig, tool: str, arguments: JsonValue) -> str:
                          "arguments": arguments})  # fmt: skip
 
 
-def agent_run_key(system: SystemConfig, case_input: JsonValue, intervention: JsonValue = None) -> str:
+def agent_run_key(
+    system: SystemConfig, case_input: JsonValue, intervention: JsonValue = None, repeat: int = 0
+) -> str:
     """Identity of one ``run(input, tools)`` of an agent (its generate stage).
 
     ``intervention`` is what a diagnosis changed (gold passages for the context
@@ -129,21 +139,23 @@ def agent_run_key(system: SystemConfig, case_input: JsonValue, intervention: Jso
         identity["generator"] = system.generator
     if intervention is not None:
         identity["intervention"] = intervention
-    return _key("generate", identity)
+    return _key("generate", _repeated(identity, repeat))
 
 
 JUDGMENT_FORMAT = 2
 """The shape of a cached verdict: 2 holds the raw score (1 held a value in [0, 1])."""
 
 
-def judgment_key(identity: Mapping[str, JsonValue], fields: object) -> str:
-    """Identity of judging ``fields`` with the evaluator of that ``identity``."""
+def judgment_key(identity: Mapping[str, JsonValue], fields: object, repeat: int = 0) -> str:
+    """Identity of judging ``fields`` with the evaluator of that ``identity``; ``repeat``:
+    which of the judge's calls on them."""
     # ``fields`` are what the evaluator read, of its own type; they are hashed as JSON.
-    return _key("judge", {"format": JUDGMENT_FORMAT, "evaluator": identity, "fields": fields})
+    return _key("judge", _repeated({"format": JUDGMENT_FORMAT, "evaluator": cast("JsonValue", identity),
+                                    "fields": cast("JsonValue", fields)}, repeat))  # fmt: skip
 
 
-def execution_key(system: SystemConfig, case_input: JsonValue) -> str:
+def execution_key(system: SystemConfig, case_input: JsonValue, repeat: int = 0) -> str:
     """Identity of executing a case end to end under a whole system configuration
     (where the object was imported from aside; declared parameters included)."""
     configuration = system.model_dump(mode="json", exclude={"object"})
-    return _key("execute", {"system": configuration, "input": case_input})
+    return _key("execute", _repeated({"system": configuration, "input": case_input}, repeat))

@@ -18,6 +18,8 @@
 * :func:`ppi_mean_interval` - prediction-powered inference (PPI++) for a mean
   from a few human labels and many judge scores, with the human-only and
   judge-only rows beside it.
+* :func:`variance_components` - a repeated criterion's variance between cases and
+  within them, and whether more cases or more repeats lower it more.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ from oloproof.stats._ppi import (
     ppi_mean_interval,
 )
 from oloproof.stats._proportion import CLOPPER_PEARSON_METHOD, clopper_pearson
+from oloproof.stats._repeats import VarianceShare, variance_components
 
 __all__ = [
     "BETTING_METHOD",
@@ -84,6 +87,7 @@ __all__ = [
     "TANGO_METHOD",
     "Interval",
     "PPIEstimate",
+    "VarianceShare",
     "agreement_table",
     "betting_mean_interval",
     "binary_pass_probability",
@@ -105,4 +109,5 @@ __all__ = [
     "required_pairs",
     "round_outward",
     "tango_interval",
+    "variance_components",
 ]

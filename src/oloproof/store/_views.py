@@ -112,7 +112,18 @@ _DERIVED = {
     "runs": ("all_runs", "SELECT * FROM all_runs WHERE kind = 'run' ORDER BY run_id"),
     "generations": (
         "cases",
-        "SELECT run_id, case_id, generation_key, generate_hit, output, context FROM cases",
+        "SELECT run_id, case_id, generation_key, generate_hit, output, context, repeat FROM cases",
+    ),
+    # One row per run, case and criterion over its samples (repeats, judge repeats): the
+    # case's mean, and whether its samples disagree. Rows of runs without repeats are one sample.
+    "case_samples": (
+        "judgments",
+        ("SELECT run_id, case_id, criterion, count(*) AS samples,"
+        " count(value) FILTER (WHERE status = 'observed') AS observed,"
+        " avg(value) FILTER (WHERE status = 'observed') AS mean,"
+        " coalesce(min(value) FILTER (WHERE status = 'observed')"
+        " <> max(value) FILTER (WHERE status = 'observed'), false) AS flaky"
+        " FROM judgments GROUP BY run_id, case_id, criterion"),
     ),
 }
 VIEW_NAMES = frozenset(
@@ -173,7 +184,7 @@ def build_connection(
 
     Returns:
         The connection, with those of the views ``runs``, ``all_runs``,
-        ``cases``, ``retrievals``, ``generations``, ``judgments``, ``metrics``,
+        ``cases``, ``retrievals``, ``generations``, ``judgments``, ``case_samples``, ``metrics``,
         ``diagnoses``, ``diagnosis_labels``, ``comparisons`` and ``decisions``
         that ``views`` names (and the views those read).
 
@@ -327,8 +338,13 @@ def _create_table_view(
         source = (
             f" FROM read_parquet([{', '.join(sql_string(f) for f in files)}], union_by_name=true)"
         )
+        # A column added since some runs were written is NULL in theirs, and absent
+        # altogether when every file predates it.
+        present = {row[0] for row in con.execute(f"DESCRIBE SELECT *{source}").fetchall()}
 
         def cast(name: str, kind: str) -> str:
+            if name not in present:
+                return f'CAST(NULL AS {kind}) AS "{name}"'
             return f'CAST("{name}" AS {kind}) AS "{name}"'
 
     else:

@@ -15,6 +15,7 @@ import numpy as np
 from pydantic import JsonValue
 
 from oloproof.records import RunManifest, StoredCase, StoredJudgment
+from oloproof.records._samples import stored_samples
 from oloproof.sweep._select import compare_settings, holdout_split, pareto_front
 
 __all__ = ["SettingRows", "objective_values", "summarize_sweep"]
@@ -37,9 +38,10 @@ class SettingRows:
 
 
 def objective_values(judgments: Sequence[StoredJudgment], criterion: str) -> dict[str, float]:
-    """Each observed case's value of ``criterion`` (in [0, 1]); missing and excluded cases are left out."""
-    return {row["case_id"]: float(row["value"]) for row in judgments  # type: ignore[arg-type]
-            if row["criterion"] == criterion and row["status"] == "observed" and row.get("value") is not None}
+    """Each observed case's value of ``criterion`` (in [0, 1]: the mean of its samples, with
+    repeats); missing and excluded cases are left out."""
+    return {case_id: samples.mean for case_id, samples in stored_samples(judgments, criterion).items()
+            if samples.values}  # fmt: skip
 
 
 def _mean(values: Mapping[str, float] | Sequence[float]) -> float | None:

@@ -104,7 +104,7 @@ def agent_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
             "gold_context": [p.model_dump(mode="json") for p in passages], "forced": forced}
         session = ToolSession(system=handle.config, tools=handle.tools, cache=cache, gold=passages, forced=forced)
         items.append(WorkItem(
-            case_id=case_id, key=agent_run_key(handle.config, case.input, intervention), call=caller,
+            case_id=case_id, key=agent_run_key(handle.config, case.input, intervention, batch.repeat), call=caller,
             args=(run, session, fresh(case.input), tuple(map(fresh, extra))), finish=functools.partial(_record, env),
         ))  # fmt: skip
     return items

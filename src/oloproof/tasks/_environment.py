@@ -144,6 +144,17 @@ class RunEnvironment:
         return self.system.config.model_dump(mode="json")
 
     @property
+    def repeats(self) -> int:
+        """How many times each case is generated: the project's ``repeats``, or 1 for a
+        system that says it is deterministic and for runs that generate nothing."""
+        settings = self.project.config.system
+        if settings is not None and settings.deterministic:
+            return 1
+        if self.system.config.kind == "recorded" or self.request.stages == "retrieve":
+            return 1
+        return self.project.config.repeats
+
+    @property
     def config_hash(self) -> str:
         """Eight hex digits of every setting of the run: the project's configuration, ``--set``
         overrides applied, with the system's resolved settings. Equal settings, equal hash."""
@@ -216,6 +227,7 @@ def prepare_environment(
     dataset = load_cases(project.dataset_url, project.config.storage_options,
                          recorded=system.config.kind == "recorded")  # fmt: skip
     check_inputs(evaluators, dataset, locate)
+    _check_repeats(project, system.config.kind, evaluators)
     judges = _judge_context(project, evaluators, group)
     store = ResultsStore(project.results_url, project.config.storage_options)
     cases = {case.id: case for case in dataset.cases}
@@ -249,6 +261,22 @@ def prepare_environment(
         flights=group.flights if group is not None else flights if flights is not None else Flights(),
         group=group,
     )
+
+
+def _check_repeats(project: Project, kind: str, evaluators: list[Evaluator]) -> None:
+    """Repeats only where there is something to sample again.
+
+    Raises:
+        ConfigError: ``repeats`` over recorded data (nothing executes), or
+            ``judge_repeats`` with no LLM judge among the evaluators.
+    """
+    config = project.config
+    if config.repeats > 1 and kind == "recorded":
+        raise project.error(f"repeats: {config.repeats} over recorded data: nothing is executed again, each row is "
+                            "judged as it was recorded (leave repeats out, or use judge_repeats)", ("repeats",))  # fmt: skip
+    if config.judge_repeats > 1 and not any(e.is_llm_judge for e in evaluators):
+        raise project.error(f"judge_repeats: {config.judge_repeats} but no evaluator is an LLM judge: the others "
+                            "give the same verdict every time", ("judge_repeats",))  # fmt: skip
 
 
 def _judge_context(project: Project, evaluators: list[Evaluator], group: RunGroup | None) -> JudgeContext:

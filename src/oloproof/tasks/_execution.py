@@ -51,7 +51,7 @@ def lookup_executions(env: RunEnvironment, batch: Batch) -> dict[str, CachedExec
     if not _uses_execution_cache(env):
         return {}
     system = env.system.config
-    keys = {case_id: execution_key(system, env.cases[case_id].input) for case_id in batch.case_ids}
+    keys = {case_id: execution_key(system, env.cases[case_id].input, batch.repeat) for case_id in batch.case_ids}
     found = env.store.get_records("execute", sorted(set(keys.values())))
     env.progress("execute", sum(1 for key in keys.values() if key in found))
     records = {key: ExecutionRecord.model_validate(found[key]) for key in set(keys.values()) if key in found}
@@ -67,7 +67,8 @@ def _ok_record(outcome: Outcome | None, kind: type[R]) -> R | None:
 
 
 def _merge(
-    case_id: str, key: str, stages: dict[str, Outcome | None], run_id: str, context_tools: tuple[str, ...] | None
+    case_id: str, key: str, stages: dict[str, Outcome | None], run_id: str, context_tools: tuple[str, ...] | None,
+    repeat: int = 0,
 ) -> CaseResult:
     """One case's result from its stage outcomes; ``context_tools`` names an agent's
     (``None`` for other systems), whose results are its retrieval and its context."""
@@ -108,6 +109,7 @@ def _merge(
         output_items=generation.output_items if generation else None,
         tool_hits=tally.hits if tally else 0,
         tool_misses=tally.misses if tally else 0,
+        repeat=repeat,
     )
 
 
@@ -130,14 +132,14 @@ def record_executions(
     for case_id in batch.case_ids:
         if case_id in cached:
             found = cached[case_id]
-            results[case_id] = CaseResult.of_execution(case_id, found.key, found.record)
+            results[case_id] = CaseResult.of_execution(case_id, found.key, found.record, batch.repeat)
             continue
-        key = execution_key(system, env.cases[case_id].input)
+        key = execution_key(system, env.cases[case_id].input, batch.repeat)
         stages = {
             name: (None if outcomes is None else outcomes.get(case_id))
             for name, outcomes in (("retrieve", retrievals), ("assemble", assemblies), ("generate", generations))
         }
-        results[case_id] = result = _merge(case_id, key, stages, env.run_id, tools)
+        results[case_id] = result = _merge(case_id, key, stages, env.run_id, tools, batch.repeat)
         if result.ok and _uses_execution_cache(env):
             env.store.put_record("execute", key, result.execution().stored())
     return results

@@ -64,7 +64,7 @@ def generation_items(
         items.append(
             WorkItem(
                 case_id=case_id,
-                key=generation_key(system, case_input, context),
+                key=generation_key(system, case_input, context, batch.repeat),
                 call=env.system.generate,
                 args=(*args, *map(fresh, extra)),
                 finish=functools.partial(_record, env, case_id),

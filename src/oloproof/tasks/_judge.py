@@ -86,19 +86,23 @@ def _plan(
                 continue
             group = batched.get(id(evaluator))
             call, args = (group.judge, (group.add(fields),)) if group else (evaluator.judge, (fields, env.judges))
-            key = judgment_key(evaluator.identity(), fields)
-            items.append(
-                WorkItem(
-                    case_id=slot,
-                    key=key,
-                    call=call,
-                    args=args,
-                    finish=partial(_verdict_record, evaluator, tally or _Tally(), key),
-                    inline=not evaluator.is_async and not evaluator.is_llm_judge,
-                    limited=not evaluator.is_llm_judge,
-                    label=f"{case_id} {evaluator.criterion}",
+            # An LLM judge is a sample too: each of its repeats is a call (and a cache entry) of its own.
+            for judged in range(env.project.config.judge_repeats if evaluator.is_llm_judge else 1):
+                key = judgment_key(evaluator.identity(), fields, judged)
+                at = slot if judged == 0 else f"{slot}{_SEP}{judged}"
+                by_slot[at] = evaluator
+                items.append(
+                    WorkItem(
+                        case_id=at,
+                        key=key,
+                        call=call,
+                        args=args,
+                        finish=partial(_verdict_record, evaluator, tally or _Tally(), key),
+                        inline=not evaluator.is_async and not evaluator.is_llm_judge,
+                        limited=not evaluator.is_llm_judge,
+                        label=f"{case_id} {evaluator.criterion}" + (f" (judge repeat {judged + 1})" if judged else ""),
+                    )
                 )
-            )
     return items, fixed, by_slot
 
 
@@ -290,8 +294,12 @@ def _identities(inputs: _Inputs) -> list[tuple[str, str]]:
     pairs = [(item.case_id, f"{item.key}:{by_slot[item.case_id].spec_hash}") for item in items]
     # The batch's result also holds the rows of its missing and excluded cases: a batch
     # judging the same cases beside other missing ones is another batch.
-    return pairs + [(slot, f"{row.status}:{row.reason}:{by_slot[slot].spec_hash}")
-                    for slot, rows in fixed.items() for row in rows[:1]]  # fmt: skip
+    pairs += [(slot, f"{row.status}:{row.reason}:{by_slot[slot].spec_hash}")
+              for slot, rows in fixed.items() for row in rows[:1]]  # fmt: skip
+    # Its rows name their repeat: a later repeat's batch that reads the same is another batch.
+    batch = inputs.get("batch")
+    repeat = batch.repeat if batch is not None else 0
+    return pairs if repeat == 0 else [(slot, f"{key}:repeat {repeat}") for slot, key in pairs]
 
 
 @task(**stage_task_options("judge", _identities))
@@ -326,10 +334,17 @@ def judge_cases(
                 **(_call_fields(failed) if failed is not None and failed.call else _judge_of(env, evaluator)),
             )  # fmt: skip
     judged: dict[str, list[JudgmentRow]] = {case_id: [] for case_id in batch.case_ids}
-    for slot_rows in rows.values():
+    for slot, slot_rows in rows.items():
+        repeat = {"repeat": batch.repeat, "judge_repeat": _judge_repeat(slot)}
         for row in slot_rows:
-            judged[row.case_id].append(row)
+            judged[row.case_id].append(row.model_copy(update=repeat) if any(repeat.values()) else row)
     return judged
+
+
+def _judge_repeat(slot: str) -> int:
+    """Which of the judge's repeats a slot is: ``case<SEP>criterion[<SEP>repeat]``."""
+    parts = slot.split(_SEP)
+    return int(parts[2]) if len(parts) > 2 else 0
 
 
 def settle_judgments(rows: list[JudgmentRow], run_id: str) -> list[JudgmentRow]:

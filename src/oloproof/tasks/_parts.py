@@ -40,14 +40,29 @@ def _count(flags: list[bool]) -> CacheCount:
 
 
 def _counts(results: list[CaseResult], agent: bool = False) -> dict[str, CacheCount]:
+    # A case's repeats share its one retrieval: counted once, from the first that ran it.
+    retrieved: dict[str, bool] = {}
+    for r in results:
+        if r.retrieve_ran:
+            retrieved.setdefault(r.case_id, r.retrieve_hit)
     counts = {
         "execution": _count([r.execution_hit for r in results]),
-        "retrieve": _count([r.retrieve_hit for r in results if r.retrieve_ran]),
+        "retrieve": _count(list(retrieved.values())),
         "generate": _count([r.generate_hit for r in results if r.generate_ran]),
     }
     if agent:  # tool calls, not cases: an agent run makes any number
         counts["tools"] = CacheCount(hit=sum(r.tool_hits for r in results), miss=sum(r.tool_misses for r in results))
     return counts
+
+
+def _retrieval_of(results: list[CaseResult]) -> dict[str, CaseResult]:
+    """Each case's result that shows its retrieval: its first ok repeat, else its first."""
+    shown: dict[str, CaseResult] = {}
+    for result in results:
+        kept = shown.get(result.case_id)
+        if kept is None or (not kept.ok and result.ok):
+            shown[result.case_id] = result
+    return shown
 
 
 @task(cache_policy=NO_CACHE, name="encode-batch", task_run_name="encode rows ({batch.label})")
@@ -66,14 +81,15 @@ def encode_batch(
         results: Each batch's merged results, by case id.
         judged: Each batch's judgment rows, by case id.
     """
-    merged = {case_id: result for part in results for case_id, result in part.items()}
-    ordered = [merged[case_id] for case_id in batch.case_ids]
+    merged = {(case_id, result.repeat): result for part in results for case_id, result in part.items()}
+    ordered = [merged[case_id, r] for case_id in batch.case_ids for r in range(env.repeats) if (case_id, r) in merged]
     rows = settle_judgments([row for part in judged for rows_ in part.values() for row in rows_], env.run_id)
     top_k = env.system.config.top_k
-    facts = {r.case_id: _facts(env, r, top_k) for r in ordered}
+    shown = _retrieval_of(ordered)
+    facts = {case_id: _facts(env, result, top_k) for case_id, result in shown.items()}
     table_rows = {
         CASES.name: case_rows(env.run_id, ordered, facts, env.cases),
-        RETRIEVALS.name: retrieval_rows(env.run_id, ordered, env.cases, top_k),
+        RETRIEVALS.name: retrieval_rows(env.run_id, list(shown.values()), env.cases, top_k),
         JUDGMENTS.name: rows,
     }
     chunks = {

@@ -68,6 +68,8 @@ class CaseResult:
     """An agent's tool calls answered from the tool cache in this run."""
     tool_misses: int = 0
     """An agent's tool calls that ran the tool in this run."""
+    repeat: int = 0
+    """Which sample of the case's generation this is (``repeats``), from 0."""
 
     @property
     def ok(self) -> bool:
@@ -83,10 +85,10 @@ class CaseResult:
         return ExecutionRecord.model_construct(**{name: getattr(self, name) for name in EXECUTION_FIELDS})
 
     @classmethod
-    def of_execution(cls, case_id: str, key: str, record: ExecutionRecord) -> CaseResult:
+    def of_execution(cls, case_id: str, key: str, record: ExecutionRecord, repeat: int = 0) -> CaseResult:
         """The result of a case served whole from the execution cache under ``key``."""
         return cls(
-            case_id=case_id, status="ok", execution_key=key, execution_hit=True,
+            case_id=case_id, status="ok", execution_key=key, execution_hit=True, repeat=repeat,
             retrieval_key=record.retrieval_key, assembly_key=record.assembly_key,
             generation_key=record.generation_key, query=record.query, candidates=record.candidates,
             context=record.context, dropped=record.dropped, output=record.output,

@@ -9,6 +9,7 @@ from prefect.cache_policies import NO_CACHE
 
 from oloproof.providers import error_kind
 from oloproof.records import CacheCount, JudgeUsage, JudgmentBrief, MetricSummary, RunCache
+from oloproof.records._samples import FLAKY_SLICE, flaky_cases
 from oloproof.report._facts import slice_value
 from oloproof.report._summary import summarize_metrics
 from oloproof.stages._batch_part import BatchPart
@@ -124,6 +125,8 @@ def summarize_run(env: RunEnvironment, parts: list[BatchPart]) -> RunSummary:
         name: {cid: slice_value(name, env.cases[cid], facts[cid]) for cid in facts}
         for name in config.slices
     }
+    if env.repeats > 1 or config.judge_repeats > 1:
+        slices[FLAKY_SLICE] = flaky_cases(judgments)
     metrics = summarize_metrics(
         judgments,
         criteria=[(output.criterion, output.metric_kind) for e in env.evaluators for output in e.outputs()],
