@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from projects import copy_project
+from projects import copy_project, count_calls, counted_calls
 
 pytestmark = pytest.mark.slow
 
@@ -20,36 +20,11 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support_rag"
 README = Path(__file__).resolve().parents[2] / "README.md"
 GRID = ("--grid", "system.rag.top_k=1,2,3,4,6", "--grid", "system.rag.token_budget=40,80,120")
 
-COUNTER = '''
-
-_LOG = Path(__file__).with_name("calls.log")
-
-
-def _counted(name, method):
-    def call(self, *args, **kwargs):
-        with _LOG.open("a", encoding="utf-8") as log:
-            log.write(name + "\\n")
-        return method(self, *args, **kwargs)
-
-    return call
-
-
-SupportRag.retrieve = _counted("retrieve", SupportRag.retrieve)
-SupportRag.generate = _counted("generate", SupportRag.generate)
-'''
-
-
-def _calls(project: Path) -> dict[str, int]:
-    log = project / "calls.log"
-    lines = log.read_text(encoding="utf-8").split() if log.exists() else []
-    return {name: lines.count(name) for name in ("retrieve", "generate")}
-
-
 @pytest.fixture(scope="module")
 def counted(tmp_path_factory) -> Path:
     project = copy_project(EXAMPLE, tmp_path_factory.mktemp("sweep") / "support_rag")
     app = project / "app.py"
-    app.write_text(app.read_text(encoding="utf-8") + COUNTER, encoding="utf-8")
+    count_calls(app, "SupportRag")
     return project
 
 
@@ -59,9 +34,9 @@ def swept(counted, prefect_api):
 
     plan = invoke_ok("sweep", str(counted), *GRID, "--objective", "answer_correct", "--dry-run")
     out = invoke_ok("sweep", str(counted), *GRID, "--objective", "answer_correct")
-    calls = _calls(counted)
+    calls = counted_calls(counted)
     again = invoke_ok("sweep", str(counted), *GRID, "--objective", "answer_correct", "--json")
-    return {"plan": plan, "out": out, "calls": calls, "again": json.loads(again), "after": _calls(counted)}
+    return {"plan": plan, "out": out, "calls": calls, "again": json.loads(again), "after": counted_calls(counted)}
 
 
 def test_the_sweep_retrieves_once_per_case_and_generates_once_per_distinct_context(swept, counted):
@@ -125,7 +100,7 @@ def test_a_sweep_interrupted_runs_only_its_unfinished_settings(swept, counted):
     before = runs()
     again = json.loads(invoke_ok("sweep", str(counted), *GRID, "--objective", "answer_correct", "--json"))
     assert runs() == before + 2  # only the two settings without a run ran again ...
-    assert _calls(counted) == swept["calls"]  # ... and every stage they needed was cached
+    assert counted_calls(counted) == swept["calls"]  # ... and every stage they needed was cached
     strip = [{k: v for k, v in entry.items() if k not in ("run_id", "costs")} for entry in again["settings"]]
     assert strip == [{k: v for k, v in entry.items() if k not in ("run_id", "costs")}
                      for entry in swept["again"]["settings"]]  # fmt: skip
@@ -133,21 +108,19 @@ def test_a_sweep_interrupted_runs_only_its_unfinished_settings(swept, counted):
 
 PARAMS = Path(__file__).resolve().parent / "params_rag"
 
-PARAMS_COUNTER = COUNTER.replace("SupportRag", "ParamsRag")
-
 
 def test_a_retrieval_only_sweep_retrieves_once_per_identity_and_never_generates(prefect_api, tmp_path):
     from inprocess import invoke_ok
 
     project = copy_project(PARAMS, tmp_path / "params_rag")
     app = project / "params_app.py"
-    app.write_text(app.read_text(encoding="utf-8") + PARAMS_COUNTER, encoding="utf-8")
+    count_calls(app, "ParamsRag")
     cases = len((project / "cases.jsonl").read_text(encoding="utf-8").splitlines())
     grid = ("--grid", "system.rag.retriever.mode=keyword,vector", "--grid", "system.rag.depth=3,6")
     result = json.loads(invoke_ok("sweep", str(project), *grid, "--objective", "hit_rate_at_2", "--stages",
                                   "retrieve", "--json"))  # fmt: skip
     # Four retrieval identities a case (the baseline, keyword at depth 6, is one of them), none generated.
-    assert _calls(project) == {"retrieve": 4 * cases, "generate": 0}
+    assert counted_calls(project) == {"retrieve": 4 * cases, "generate": 0}
     assert [entry["label"] for entry in result["settings"]] == [
         "baseline", "mode=keyword depth=3", "mode=keyword depth=6", "mode=vector depth=3", "mode=vector depth=6"]
     assert list(result["kinds"]) == ["hit_rate_at_2"]  # answer_correct needs generation: not scored

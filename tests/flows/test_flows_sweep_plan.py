@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from projects import copy_project
+from projects import copy_project, count_calls, counted_calls
 from providers_wire import GOOD, Script, chat_json, serve
 
 pytestmark = pytest.mark.slow
@@ -21,35 +21,10 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support_rag"
 GRID = ("--grid", "system.rag.top_k=1,3", "--grid", "system.rag.token_budget=40,120")
 MORE = ("--grid", "system.rag.top_k=1,3,6", "--grid", "system.rag.token_budget=40,120")  # one new value
 
-COUNTER = """
-
-_LOG = Path(__file__).with_name("calls.log")
-
-
-def _counted(name, method):
-    def call(self, *args, **kwargs):
-        with _LOG.open("a", encoding="utf-8") as log:
-            log.write(name + "\\n")
-        return method(self, *args, **kwargs)
-
-    return call
-
-
-SupportRag.retrieve = _counted("retrieve", SupportRag.retrieve)
-SupportRag.generate = _counted("generate", SupportRag.generate)
-"""
-
-
-def _calls(project: Path) -> dict[str, int]:
-    log = project / "calls.log"
-    lines = log.read_text(encoding="utf-8").split() if log.exists() else []
-    return {name: lines.count(name) for name in ("retrieve", "generate")}
-
-
 def _counted(tmp_path: Path) -> Path:
     project = copy_project(EXAMPLE, tmp_path / "support_rag")
     app = project / "app.py"
-    app.write_text(app.read_text(encoding="utf-8") + COUNTER, encoding="utf-8")
+    count_calls(app, "SupportRag")
     return project
 
 
@@ -65,9 +40,9 @@ def _plan(run_cli, project: Path, *argv: str) -> dict:
 
 def _swept(run_cli, project: Path, *argv: str) -> dict[str, int]:
     """Sweep; returns the retriever and generator calls the sweep made."""
-    before = _calls(project)
+    before = counted_calls(project)
     _ok(run_cli("sweep", str(project), *argv))
-    return {name: count - before[name] for name, count in _calls(project).items()}
+    return {name: count - before[name] for name, count in counted_calls(project).items()}
 
 
 def test_after_a_run_the_plan_counts_exactly_the_generations_a_sweep_makes(run_cli, tmp_path):

@@ -122,17 +122,10 @@ def _log_report(manifest: RunManifest, metrics: list[MetricSummary]) -> None:
 
 def _stage_tasks(env: RunEnvironment) -> StageTasks:
     storage = prefect_result_storage(env.store, env.project.config.storage_options)
-    stages = (retrieve_passages, assemble_contexts, generate_outputs, judge_cases)
-    if env.group is None:
-        return {task.name: task.with_options(result_storage=storage) for task in stages}
-    # Runs of a group may run a batch of equal identity at the same moment: the later
-    # one waits for the first's result record, then replays it, instead of reading it
-    # half written (Prefect's own lock; in this process, as the group is).
-    from prefect.locking.memory import MemoryLockManager
-
-    locked = {task.name: task.cache_policy.configure(isolation_level="SERIALIZABLE", lock_manager=MemoryLockManager())
-              for task in stages}  # fmt: skip
-    return {task.name: task.with_options(result_storage=storage, cache_policy=locked[task.name]) for task in stages}
+    return {
+        task.name: task.with_options(result_storage=storage)
+        for task in (retrieve_passages, assemble_contexts, generate_outputs, judge_cases)
+    }
 
 
 StageTasks = dict[str, Task[..., Any]]
