@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from oloproof.records._judgments import JudgmentBrief, JudgmentRow
 from oloproof.records._stored import StoredJudgment
 
-__all__ = ["FLAKY_SLICE", "CaseSamples", "case_samples", "flaky_cases", "judge_disagreement", "repeated", "stored_samples"]
+__all__ = ["FLAKY_SLICE", "CaseSamples", "case_samples", "flaky_cases", "judge_disagreement", "stored_samples"]
 
 FLAKY_SLICE = "flaky"
 """The slice of a run with repeats: ``flaky`` (some criterion's samples disagree) or ``stable``."""
@@ -48,6 +48,17 @@ class CaseSamples:
         """Whether its observed samples disagree."""
         return len(set(self.values)) > 1
 
+    def add(self, status: str, value: float | None, outcome: str | None, repeat: int) -> None:
+        """Count one judgment row of the case: a value when observed, else missing or excluded."""
+        self.repeats.add(repeat)
+        if status == "observed" and value is not None:
+            self.values.append(float(value))
+        elif status == "missing":
+            self.missing += 1
+            self.judge_errors += outcome == "error"
+        elif status == "excluded":
+            self.excluded += 1
+
     @property
     def count(self) -> int:
         """Every sample, observed or not."""
@@ -58,21 +69,8 @@ def case_samples(rows: Sequence[JudgmentRow | JudgmentBrief]) -> dict[str, CaseS
     """Each case's samples, by case id, in the order the cases first appear."""
     cases: dict[str, CaseSamples] = {}
     for row in rows:
-        samples = cases.setdefault(row.case_id, CaseSamples())
-        samples.repeats.add(row.repeat)
-        if row.status == "observed" and row.value is not None:
-            samples.values.append(float(row.value))
-        elif row.status == "missing":
-            samples.missing += 1
-            samples.judge_errors += row.outcome == "error"
-        elif row.status == "excluded":
-            samples.excluded += 1
+        cases.setdefault(row.case_id, CaseSamples()).add(row.status, row.value, row.outcome, row.repeat)
     return cases
-
-
-def repeated(cases: dict[str, CaseSamples]) -> bool:
-    """Whether any case has more than one sample."""
-    return any(samples.count > 1 for samples in cases.values())
 
 
 def stored_samples(rows: Sequence[StoredJudgment], criterion: str) -> dict[str, CaseSamples]:
@@ -80,18 +78,9 @@ def stored_samples(rows: Sequence[StoredJudgment], criterion: str) -> dict[str, 
     (rows of runs made before repeats, without ``repeat``, are each a case's one sample)."""
     cases: dict[str, CaseSamples] = {}
     for row in rows:
-        if row["criterion"] != criterion:
-            continue
-        samples = cases.setdefault(row["case_id"], CaseSamples())
-        samples.repeats.add(row.get("repeat") or 0)
-        value = row.get("value")
-        if row["status"] == "observed" and value is not None:
-            samples.values.append(float(value))
-        elif row["status"] == "missing":
-            samples.missing += 1
-            samples.judge_errors += row.get("outcome") == "error"
-        elif row["status"] == "excluded":
-            samples.excluded += 1
+        if row["criterion"] == criterion:
+            samples = cases.setdefault(row["case_id"], CaseSamples())
+            samples.add(row["status"], row.get("value"), row.get("outcome"), row.get("repeat") or 0)
     return cases
 
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from oloproof import stats
 from oloproof.records import JudgmentBrief, JudgmentRow, MetricSummary
-from oloproof.records._samples import CaseSamples, case_samples, judge_disagreement, repeated
+from oloproof.records._samples import CaseSamples, case_samples, judge_disagreement
 
 __all__ = ["summarize_criterion", "summarize_metrics", "summarize_samples"]
 
@@ -29,9 +29,9 @@ def summarize_criterion(
     """Estimate, interval and counts of one criterion over judgment rows.
 
     Rows of repeated samples are summarized over cases (`summarize_samples`)."""
-    cases = case_samples(rows)
-    if repeated(cases):
-        return summarize_samples(cases, rows, kind=kind, confidence=confidence, seed=seed)
+    # Only a run with repeats has a row past a case's first sample: others pay nothing here.
+    if any(row.repeat or row.judge_repeat for row in rows):
+        return summarize_samples(case_samples(rows), rows, kind=kind, confidence=confidence, seed=seed)
     observed = [row for row in rows if row.status == "observed"]
     values = [float(row.value) for row in observed if row.value is not None]
     summary: MetricSummary = {

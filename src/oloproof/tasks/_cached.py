@@ -27,7 +27,7 @@ from oloproof._exceptions import RunStoppedError, SystemContractError
 from oloproof.records import StageRecord, stage_record, validate_staged
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._executor import CallResult, CallTimeoutError
-from oloproof.tasks._flights import Claim, cancel, follow, publish
+from oloproof.tasks._flights import Claim, follow, publish
 
 R = TypeVar("R", bound=StageRecord)
 
@@ -226,8 +226,8 @@ def _resolve(
 
 
 def _call(env: RunEnvironment, stage: str, item: WorkItem, claim: Claim | None) -> concurrent.futures.Future[Any]:
-    """The item's call, as a future of ``(CallResult, shared)``: made here, or the call of
-    the batch that leads its key (``shared``)."""
+    """The item's call: made here (a future of its `CallResult`), or, where another batch
+    leads its key, that batch's call (a future of ``(CallResult, shared)``, `follow`)."""
 
     def submit() -> concurrent.futures.Future[CallResult]:
         return env.executor.submit(item.call, *item.args, stage=stage, limited=item.limited)
@@ -237,16 +237,7 @@ def _call(env: RunEnvironment, stage: str, item: WorkItem, claim: Claim | None) 
     made = submit()
     if claim is not None:
         publish(claim, made)
-    own: concurrent.futures.Future[tuple[CallResult, bool]] = concurrent.futures.Future()
-
-    def settle(done: concurrent.futures.Future[CallResult]) -> None:
-        if done.cancelled():
-            cancel(own)
-        else:
-            own.set_result((done.result(), False))
-
-    made.add_done_callback(settle)
-    return own
+    return made
 
 
 def _cached_records(env: RunEnvironment, stage: str, items: list[WorkItem]) -> dict[str, StageRecord]:
@@ -318,7 +309,8 @@ def _completed(
     for future in concurrent.futures.as_completed(pending):
         if future.cancelled():
             raise RunStoppedError("the run was stopped")
-        called, shared = future.result()
+        done = future.result()
+        called, shared = done if isinstance(done, tuple) else (done, False)  # a follower's: `follow`
         for index, item in enumerate(pending[future]):
             yield item, called, shared or index > 0
 

@@ -287,8 +287,7 @@ def _judge_context(project: Project, evaluators: list[Evaluator], group: RunGrou
     if not names:
         return JudgeContext()
     configs = project.config.providers
-    shared = group.pool(configs) if group is not None else None
-    pool = shared or ProviderPool(configs, os.environ)
+    pool = group.pool(configs) if group is not None else ProviderPool(configs, os.environ)
     try:
         pool.check(names)
         pool.preflight(names)
@@ -296,7 +295,7 @@ def _judge_context(project: Project, evaluators: list[Evaluator], group: RunGrou
         location = tuple(exc.field.split(".")) if exc.field else ("providers",)
         at = project.error(exc.message, location)
         raise ProviderConfigError(at.message, path=at.path, line=at.line, field=at.field) from None
-    return JudgeContext(providers=group.keep(configs, pool) if group is not None else pool)
+    return JudgeContext(providers=pool)
 
 
 _WORKER_LOCK = threading.Lock()

@@ -10,11 +10,12 @@ still calling.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Mapping
 
 from oloproof._json import content_hash
-from oloproof.providers import ProviderPool
+from oloproof.providers import ProviderConfig, ProviderPool
 from oloproof.tasks._executor import StageExecutor
 from oloproof.tasks._flights import Flights
 
@@ -37,16 +38,14 @@ class RunGroup:
         self._pools: dict[str, ProviderPool] = {}
         self._lock = threading.Lock()
 
-    def pool(self, configs: Mapping[str, object]) -> ProviderPool | None:
-        """The pool already made for these ``providers:`` entries, if one was: runs with
-        the same providers share their clients and limits."""
+    def pool(self, configs: Mapping[str, ProviderConfig]) -> ProviderPool:
+        """The one pool of these ``providers:`` entries (made at the first run that asks):
+        runs with the same providers share their clients and limits."""
         with self._lock:
-            return self._pools.get(_identity(configs))
-
-    def keep(self, configs: Mapping[str, object], pool: ProviderPool) -> ProviderPool:
-        """Keep ``pool`` for these entries, unless another run kept one first; returns the kept one."""
-        with self._lock:
-            return self._pools.setdefault(_identity(configs), pool)
+            key = _identity(configs)
+            if key not in self._pools:
+                self._pools[key] = ProviderPool(configs, os.environ)
+            return self._pools[key]
 
     def close(self) -> None:
         """Close the providers' clients, then stop every pending call; idempotent."""
@@ -57,10 +56,5 @@ class RunGroup:
         self.executor.close()
 
 
-def _identity(configs: Mapping[str, object]) -> str:
-    return content_hash({name: _dump(config) for name, config in sorted(configs.items())})
-
-
-def _dump(config: object) -> object:
-    dump = getattr(config, "model_dump", None)
-    return dump(mode="json") if callable(dump) else config
+def _identity(configs: Mapping[str, ProviderConfig]) -> str:
+    return content_hash({name: config.model_dump(mode="json") for name, config in sorted(configs.items())})
