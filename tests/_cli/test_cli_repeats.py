@@ -127,9 +127,12 @@ def test_repeats_are_cached_one_by_one_and_summarized_over_cases(run_cli, tmp_pa
     assert (plan["repeats"], plan["baseline_observed"]) == (7, 6)
     assert plan["within_share"] == pytest.approx(within / (within + max(0.0, _variance(means) - within / 7)))
     assert plan["pass_fail"] is False  # the gate pairs case means: a score, not pass/fail
+    # Six cases: no number of repeats narrows the interval to the margin, and the plan says so.
+    assert (plan["stable_from"], plan["stable_verdict"]) == ("baseline", "INSUFFICIENT_EVIDENCE")
     code, out, err = run_cli("plan", "--policy", str(policy), "--baseline", run["run_id"], "--project", str(project))
     assert code == 0, err
     assert "cases of 7 repeats each: " in out and "per generation, one more case lowers the variance" in out
+    assert "as INSUFFICIENT_EVIDENCE" in out and "this gate needs more cases, not repeats" in out
 
     code, out, err = run_cli("run", str(project), "--repeats", "7")
     assert code == 0, err

@@ -94,7 +94,8 @@ def test_passing_the_control_is_unstable_whatever_else(gold, position):
 
 def test_every_label_has_its_reason_and_a_non_causal_description():
     assert list(LABELS) == ["RETRIEVAL_MISS", "RANKED_OUT", "CONTEXT_ASSEMBLY_LOSS",
-                            "CONTEXT_DISTRACTION", "GENERATION_FAILURE", "UNSTABLE", "TOOL_NOT_CALLED"]
+                            "CONTEXT_DISTRACTION", "GENERATION_FAILURE", "UNSTABLE", "PARTIAL_RECOVERY",
+                            "TOOL_NOT_CALLED"]
     for name, label in LABELS.items():
         assert label.name == name
         assert label.factor is None or label.factor in FACTORS
@@ -102,6 +103,7 @@ def test_every_label_has_its_reason_and_a_non_causal_description():
         for word in ("cause of", "caused", "because", "root cause"):
             assert word not in text
     assert LABELS["UNSTABLE"].factor is None
+    assert LABELS["PARTIAL_RECOVERY"].factor is None
 
 
 def _case(name, control=False, gold=True):

@@ -307,7 +307,7 @@ def test_the_diagnose_flows_declarations():
         assert flow.name == "oloproof-diagnose"
         assert flow.flow_run_name == "diagnose {run_id} {intervention}"
     assert list(diagnose.parameters.properties) == [
-        "run_id", "intervention", "criterion", "results", "project", "top_k", "reranker", "threshold",
+        "run_id", "intervention", "criterion", "results", "project", "top_k", "reranker", "threshold", "resample",
     ]
 
 

@@ -20,6 +20,7 @@ def test_a_row_from_a_case_label():
         "diagnosis_id": "sha256:d", "case_id": "c1", "label": "RANKED_OUT",
         "reason": "relevant_ranked_out", "strength": "intervention_recovery",
         "best_relevant_position": 4, "control_passed": False, "intervention_passed": True,
+        "repeats": None, "original_passes": None, "control_passes": None, "intervention_passes": None,
     }  # fmt: skip
 
 

@@ -11,7 +11,7 @@ from oloproof.records import RetrievalRow
 ROW = {
     "run_id": "run_1", "case_id": "c1", "position": 1, "doc_id": "kb-1", "chunk_id": None,
     "score": 0.9, "text": "Refunds take 14 days.", "in_top_k": True, "in_context": True,
-    "drop_reason": None, "relevant_grade": 1.0,
+    "drop_reason": None, "relevant_grade": 1.0, "repeat": 0,
 }  # fmt: skip
 
 

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from oloproof import stats
 from oloproof.stats import variance_components
 
 
@@ -37,3 +38,19 @@ def test_the_components_are_recovered_from_a_large_seeded_sample():
 def test_too_little_to_split_is_none():
     assert variance_components([[1.0, 0.0]]) is None  # one case
     assert variance_components([[1.0], [0.0]]) is None  # no case of two samples
+
+
+@pytest.mark.parametrize(("rate", "repeats"), [(0.2, 5), (0.5, 5), (0.5, 10), (0.9, 3)])
+def test_two_samples_of_one_rate_are_called_different_at_most_at_the_stated_level(rate, repeats):
+    rng = np.random.default_rng(int(rate * 100) + repeats)
+    draws = rng.binomial(repeats, rate, size=(4000, 2))
+    called = np.mean([stats.rates_differ(int(a), repeats, int(b), repeats) for a, b in draws])
+    assert called <= stats.RATES_DIFFER_LEVEL  # Fisher's test is conservative at few repeats
+
+
+def test_a_failure_that_turns_into_a_pass_at_five_repeats_is_told_apart():
+    assert stats.rates_differ(5, 5, 0, 5)
+    assert stats.rates_differ(4, 5, 0, 5)
+    assert not stats.rates_differ(3, 5, 0, 5)
+    assert not stats.rates_differ(1, 1, 0, 1)  # one sample each can never tell
+    assert not stats.rates_differ(0, 0, 0, 5)

@@ -38,7 +38,7 @@ EXPECTED = {
     "retrievals": (
         ("run_id", "VARCHAR"), ("case_id", "VARCHAR"), ("position", "BIGINT"), ("doc_id", "VARCHAR"),
         ("chunk_id", "VARCHAR"), ("score", "DOUBLE"), ("text", "VARCHAR"), ("in_top_k", "BOOLEAN"),
-        ("in_context", "BOOLEAN"), ("drop_reason", "VARCHAR"), ("relevant_grade", "DOUBLE"),
+        ("in_context", "BOOLEAN"), ("drop_reason", "VARCHAR"), ("relevant_grade", "DOUBLE"), ("repeat", "BIGINT"),
     ),
     "judgments": (
         ("run_id", "VARCHAR"), ("case_id", "VARCHAR"), ("criterion", "VARCHAR"), ("evaluator", "VARCHAR"),
@@ -62,7 +62,8 @@ EXPECTED = {
     "diagnosis_labels": (
         ("diagnosis_id", "VARCHAR"), ("case_id", "VARCHAR"), ("label", "VARCHAR"), ("reason", "VARCHAR"),
         ("strength", "VARCHAR"), ("best_relevant_position", "BIGINT"), ("control_passed", "BOOLEAN"),
-        ("intervention_passed", "BOOLEAN"),
+        ("intervention_passed", "BOOLEAN"), ("repeats", "BIGINT"), ("original_passes", "BIGINT"),
+        ("control_passes", "BIGINT"), ("intervention_passes", "BIGINT"),
     ),
     "decisions": (
         ("comparison_id", "VARCHAR"), ("rule", "VARCHAR"), ("criterion", "VARCHAR"), ("kind", "VARCHAR"),

@@ -26,5 +26,5 @@ def fake_env(store: ResultsStore, cases: dict[str, Case], *, kind: str = "rag", 
         run_id="run_1", store=store, cases=cases, system_dict=system, request=SimpleNamespace(**variant),
         system=SimpleNamespace(config=config, count_tokens=count_tokens or (lambda passage: len(passage.text or ""))),
         progress=lambda stage, count=1: progress.append((stage, count)), progressed=progress,
-        recorded=None, reranker=None, flights=Flights(),
+        recorded=None, reranker=None, flights=Flights(), retrieve_repeats=False,
     )  # fmt: skip

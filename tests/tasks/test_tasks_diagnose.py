@@ -35,13 +35,13 @@ RECORD = {
 EXPECTED = [
     {"diagnosis_id": RECORD["diagnosis_id"], "case_id": "c1", "label": "RANKED_OUT",
      "reason": "relevant_ranked_out", "strength": "intervention_recovery", "best_relevant_position": 4,
-     "control_passed": False, "intervention_passed": True},
+     "control_passed": False, "intervention_passed": True, "repeats": None, "original_passes": None, "control_passes": None, "intervention_passes": None},
     {"diagnosis_id": RECORD["diagnosis_id"], "case_id": "c2", "label": "RETRIEVAL_MISS",
      "reason": "relevant_not_retrieved", "strength": "intervention_recovery", "best_relevant_position": None,
-     "control_passed": False, "intervention_passed": True},
+     "control_passed": False, "intervention_passed": True, "repeats": None, "original_passes": None, "control_passes": None, "intervention_passes": None},
     {"diagnosis_id": RECORD["diagnosis_id"], "case_id": "c3", "label": "GENERATION_FAILURE",
      "reason": "fails_with_gold_context", "strength": "intervention_non_recovery",
-     "best_relevant_position": 1, "control_passed": False, "intervention_passed": False},
+     "best_relevant_position": 1, "control_passed": False, "intervention_passed": False, "repeats": None, "original_passes": None, "control_passes": None, "intervention_passes": None},
 ]  # fmt: skip
 
 

@@ -50,7 +50,7 @@ def _missing_result() -> CaseResult:
 
 CASES_BY_ID = {"c1": CASE, "c2": Case(id="c2", input="plain question")}
 RESULTS = [_ok_result(), _missing_result()]
-FACTS = {r.case_id: case_facts(CASES_BY_ID[r.case_id], r.candidates if r.ok else None, r.dropped, 2)
+FACTS = {(r.case_id, r.repeat): case_facts(CASES_BY_ID[r.case_id], r.candidates if r.ok else None, r.dropped, 2)
          for r in RESULTS}
 
 EXPECTED_CASES = [
@@ -84,13 +84,13 @@ EXPECTED_CASES = [
 EXPECTED_RETRIEVALS = [
     {"run_id": "run_1", "case_id": "c1", "position": 1, "doc_id": "kb-1", "chunk_id": None, "score": 0.9,
      "text": "Plans renew yearly.", "in_top_k": True, "in_context": True, "drop_reason": None,
-     "relevant_grade": None},
+     "relevant_grade": None, "repeat": 0},
     {"run_id": "run_1", "case_id": "c1", "position": 2, "doc_id": "kb-2", "chunk_id": "c3", "score": 0.7,
      "text": "Refunds take 14 days.", "in_top_k": True, "in_context": True, "drop_reason": None,
-     "relevant_grade": 2.0},
+     "relevant_grade": 2.0, "repeat": 0},
     {"run_id": "run_1", "case_id": "c1", "position": 3, "doc_id": "kb-3", "chunk_id": None, "score": 0.1,
      "text": "Contact support.", "in_top_k": False, "in_context": False, "drop_reason": "beyond_top_k",
-     "relevant_grade": None},
+     "relevant_grade": None, "repeat": 0},
 ]  # fmt: skip
 
 JUDGMENTS_IN = [

@@ -65,6 +65,7 @@ def _plan_rule(rule: Rule, policy: Policy, baseline: StoredRun, pilot: StoredRun
         plan["case_over_repeat"] = None if math.isinf(ratio) else ratio
     if not values:
         return plan
+    _plan_stable_repeats(plan, rule, policy, baseline, pilot, args.seed)
     pairs = []
     if pilot is not None:
         pairs = pair_metric(pilot["judgments"], baseline["judgments"], rule.metric)["pairs"]
@@ -102,6 +103,27 @@ def _plan_rule(rule: Rule, policy: Policy, baseline: StoredRun, pilot: StoredRun
     except StatsError as error:
         plan["error"] = str(error)
     return plan
+
+
+def _plan_stable_repeats(plan: RulePlan, rule: Rule, policy: Policy, baseline: StoredRun, pilot: StoredRun | None,
+                         seed: int) -> None:
+    """With repeats (the pilot's, else the baseline's): the repeats at which two identical
+    runs of the candidate get the same verdict against the baseline (see `stats.stable_repeats`)."""
+    from oloproof import stats
+    from oloproof.records._samples import stored_samples
+
+    base = stored_samples(baseline["judgments"], rule.metric)
+    source, own = "baseline", base
+    if pilot is not None:
+        source, own = "pilot", stored_samples(pilot["judgments"], rule.metric)
+    cases = sorted(case for case in set(base) & set(own) if base[case].values and own[case].values)
+    if not cases or max(len(own[case].values) for case in cases) < 2:
+        return  # no case sampled twice: nothing says how a run's samples spread
+    stable = stats.stable_repeats([own[case].values for case in cases], [base[case].mean for case in cases],
+                                  kind=rule.kind, margin=rule.margin / 100, confidence=policy.confidence,
+                                  seed=seed)  # fmt: skip
+    plan["stable_repeats"], plan["stable_flip_rate"] = stable.repeats, stable.flip_rate
+    plan["stable_verdict"], plan["stable_from"] = stable.verdict, source
 
 
 def _plan_line(plan: RulePlan) -> str:
@@ -146,7 +168,26 @@ def _repeats_text(plan: RulePlan) -> str:
     if ratio is None:
         return text + ", and none between cases: more cases help, more repeats do not"
     advice = "add cases rather than repeats" if ratio >= 1 else "more repeats help more than more cases"
-    return text + f"; per generation, one more case lowers the variance {ratio:.1f}× as much as one more repeat ({advice})"
+    text += f"; per generation, one more case lowers the variance {ratio:.1f}× as much as one more repeat ({advice})"
+    return text + _stable_text(plan)
+
+
+def _stable_text(plan: RulePlan) -> str:
+    """The repeats at which the gate's verdict repeats, as simulated."""
+    if "stable_repeats" not in plan:
+        return ""
+    runs = "the pilot's" if plan.get("stable_from") == "pilot" else "the baseline's"
+    rate = plan.get("stable_flip_rate", 0.0)
+    if plan["stable_repeats"] is None:
+        return (f"; no number of repeats up to 32 keeps the verdict: at 32, {rate:.1%} of simulated pairs of identical "
+                f"runs (drawn from {runs} samples) get different verdicts, so the gate sits near its margin: "
+                "add cases, or state a wider margin")  # fmt: skip
+    if plan.get("stable_verdict") == "INSUFFICIENT_EVIDENCE":
+        return (f"; the verdict repeats from {plan['stable_repeats']} repeats on, as INSUFFICIENT_EVIDENCE "
+                f"({rate:.1%} of simulated pairs of identical runs differ): this gate needs more cases, not repeats")
+    return (f"; for a verdict that repeats, run the candidate with {plan['stable_repeats']} repeats: then "
+            f"{rate:.1%} of simulated pairs of identical runs (drawn from {runs} samples) get different verdicts "
+            f"(most often {plan.get('stable_verdict')})")
 
 
 def plan_command(args: argparse.Namespace) -> int:

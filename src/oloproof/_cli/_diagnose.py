@@ -27,7 +27,8 @@ def diagnose_command(args: argparse.Namespace) -> int:
     from oloproof.flows._diagnose import diagnosis_request, prepare_diagnosis
 
     request = diagnosis_request(args.run_id, args.intervention, args.criterion, store, project=args.project,
-                                threshold=args.threshold, top_k=args.top_k, reranker=args.reranker)
+                                threshold=args.threshold, top_k=args.top_k, reranker=args.reranker,
+                                resample=args.resample)
     # Bad requests fail here, before any flow starts or anything is written.
     prepared = prepare_diagnosis(request, store)
     connect_prefect_api()

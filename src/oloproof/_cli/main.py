@@ -99,7 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
         "diagnose", help="re-execute a run's failures under an intervention beside a control",
         description="Labels each failure RETRIEVAL_MISS, RANKED_OUT, CONTEXT_ASSEMBLY_LOSS, "
         "CONTEXT_DISTRACTION or GENERATION_FAILURE (UNSTABLE when a plain re-execution passes). "
-        "Labels implicate factors; they do not establish causes.",
+        "A run with repeats is re-executed as often: UNSTABLE when the control's pass rate differs from "
+        "the run's (Fisher's exact test, two-sided, 5%), PARTIAL_RECOVERY when the intervention recovers "
+        "some repeats only. Labels implicate factors; they do not establish causes.",
     )
     diagnose.add_argument("run_id", metavar="RUN_ID")
     diagnose.add_argument("--intervention", required=True, choices=["gold-context", "top-k", "reranker"])
@@ -107,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     diagnose.add_argument("--top-k", type=int, metavar="N", help="the cut-off to replay with (top-k)")
     diagnose.add_argument("--reranker", metavar="MODULE:FUNCTION", help="rerank(query, passages) -> passages (reranker)")
     diagnose.add_argument("--threshold", type=float, metavar="T", help="a score below T fails (score criteria)")
+    diagnose.add_argument("--resample", type=int, default=0, metavar="N",
+                          help="re-execute afresh instead of recalling the diagnosis of an identical request "
+                               "(a new N draws new samples)")
     _add_store_options(diagnose)
 
     inspect = commands.add_parser("inspect", help="the cases behind a diagnosis, a comparison's decisions, or a run's cases")

@@ -243,6 +243,10 @@ class ProjectConfig(BaseModel):
     judge_repeats: int = Field(strict=True, default=1, ge=1, exclude_if=lambda value: value == 1)
     """Calls of each LLM judge per output; a verdict's value is its mean over them."""
 
+    retrieve_repeats: bool = Field(strict=True, default=False, exclude_if=lambda value: value is False)
+    """``true``: each repeat retrieves (and assembles) afresh, for a retriever that samples
+    too; by default a case is retrieved once and its repeats generate from that context."""
+
     batch_size: int | None = Field(strict=True, default=None, ge=1)
     """Cases per Prefect batch task; chosen from the case count when absent."""
 

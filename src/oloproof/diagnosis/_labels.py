@@ -8,15 +8,20 @@ factor; it does not establish why the case failed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from oloproof import stats
+from oloproof.diagnosis._select import Passes
 from oloproof.records import StoredCase
 
 __all__ = [
     "AGENT_FACTORS",
     "FACTORS",
     "LABELS",
+    "NOT_DIAGNOSED",
     "CaseLabel",
     "Label",
+    "RepeatedOutcome",
     "implicated_factor",
     "label_case",
 ]
@@ -47,6 +52,8 @@ LABELS: dict[str, Label] = {
               "still failed with the gold context", "generation"),
         Label("UNSTABLE", "passes_on_plain_reexecution",
               "passed when re-executed without the intervention; not diagnosed", None),
+        Label("PARTIAL_RECOVERY", "recovered_in_some_repeats",
+              "recovered in some repeats only; not diagnosed", None),
         Label("TOOL_NOT_CALLED", "context_tool_not_called",
               "the agent called no context tool", "tool use"),
     )
@@ -71,6 +78,10 @@ AGENT_FACTORS: dict[str, tuple[str, ...]] = {
 """The experiments an agent's failures suggest, where they differ from a staged system's:
 an agent has no ``top_k``, ``depth`` or re-ranker of Oloproof's, only its tools."""
 
+NOT_DIAGNOSED = frozenset({"UNSTABLE", "PARTIAL_RECOVERY"})
+"""Labels that name no factor: the failure did not reproduce, or the intervention's
+recovery did not either."""
+
 _FACTOR_ORDER = ("context budget", "top-k cut-off", "retrieval", "context composition", "tool use")
 
 
@@ -85,6 +96,37 @@ class CaseLabel:
     best_relevant_position: int | None
     control_passed: bool
     intervention_passed: bool
+    repeats: int | None = None
+    original_passes: int | None = None
+    control_passes: int | None = None
+    intervention_passes: int | None = None
+
+    def as_record(self) -> dict[str, Any]:
+        """The case as a diagnosis records it: the repeat counts only with repeats, so a
+        diagnosis of a run without them keeps the content (and id) it always had."""
+        return {name: value for name, value in vars(self).items()
+                if value is not None or name == "best_relevant_position"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RepeatedOutcome:
+    """A case's passes over repeats: in the run, its control and under the intervention.
+
+    The control is ``UNSTABLE`` when its pass rate differs from the run's by more than
+    sampling noise (`oloproof.stats.rates_differ`: Fisher's exact test, two-sided, at
+    5%); the intervention recovers the case only when it passes in every repeat, and in
+    some repeats only is a partial recovery, never a diagnosis.
+    """
+
+    original: Passes
+    control: Passes
+    intervention: Passes
+
+    @property
+    def unstable(self) -> bool:
+        """Whether the control's pass rate differs from the run's beyond sampling noise."""
+        return stats.rates_differ(self.control.passed, self.control.repeats,
+                                  self.original.passed, self.original.repeats)  # fmt: skip
 
 
 def label_case(
@@ -96,6 +138,7 @@ def label_case(
     relevant: set[str],
     top_k: int | None,
     called_context_tool: bool | None = None,
+    repeated: RepeatedOutcome | None = None,
 ) -> CaseLabel:
     """Label one failed case from its control, its gold-context outcome and the recorded run.
 
@@ -110,12 +153,21 @@ def label_case(
         called_context_tool: Whether an agent's recorded run called a context tool
             (``None`` for other systems). One that did not is ``TOOL_NOT_CALLED``
             whether or not the gold context, under a forced call, recovered it.
+        repeated: With repeats, the passes of each re-execution; then ``control_passed``
+            and ``gold_passed`` are read from it (see `RepeatedOutcome`).
     """
     position = recorded.get("best_relevant_position")
+    counts: dict[str, int] = {}
+    if repeated is not None:
+        control_passed, gold_passed = repeated.unstable, repeated.intervention.all
+        counts = {"repeats": repeated.intervention.repeats, "original_passes": repeated.original.passed,
+                  "control_passes": repeated.control.passed, "intervention_passes": repeated.intervention.passed}
     if control_passed:
         name = "UNSTABLE"
     elif called_context_tool is False:
         name = "TOOL_NOT_CALLED"
+    elif repeated is not None and repeated.intervention.some:
+        name = "PARTIAL_RECOVERY"
     elif not gold_passed:
         name = "GENERATION_FAILURE"
     elif position is None:
@@ -129,6 +181,8 @@ def label_case(
     strength = "intervention_recovery" if gold_passed else "intervention_non_recovery"
     if name == "UNSTABLE":
         strength = "control_recovery"
+    elif name == "PARTIAL_RECOVERY":
+        strength = "partial_recovery"
     return CaseLabel(
         case_id=case_id,
         label=name,
@@ -137,6 +191,7 @@ def label_case(
         best_relevant_position=position,
         control_passed=control_passed,
         intervention_passed=gold_passed,
+        **counts,
     )
 
 
@@ -147,7 +202,7 @@ def implicated_factor(labels: list[CaseLabel]) -> tuple[str, int, int] | None:
     generation is implicated among the diagnosed failures.
     """
     # A tool not called is a failure whether or not the forced call recovered it: count only recoveries.
-    recovered = [c for c in labels if c.label not in ("UNSTABLE", "GENERATION_FAILURE") and c.intervention_passed]
+    recovered = [c for c in labels if c.label not in NOT_DIAGNOSED | {"GENERATION_FAILURE"} and c.intervention_passed]
     if recovered:
         counts = {factor: 0 for factor in _FACTOR_ORDER}
         for case in recovered:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from oloproof.diagnosis._labels import FACTORS, LABELS
+from oloproof import stats
+from oloproof.diagnosis._labels import FACTORS, LABELS, NOT_DIAGNOSED
 from oloproof.records import DiagnosedCase, DiagnosisRecord
 
 __all__ = ["intervention_name", "render_case_lines", "render_diagnosis", "render_label_lines"]
@@ -80,9 +81,16 @@ def render_diagnosis(record: Diagnosis, store_arguments: str = "") -> list[str]:
         return lines + [f"Diagnosis {diagnosis.diagnosis_id}"]
     gold = diagnosis.intervention == "gold-context"
     controls = sum(1 for case in cases if (case.control_passed if gold else case.replay_control_passed))
-    lines.append(f"Control: {controls} of {total} passed when re-executed without the intervention")
+    repeats = diagnosis.repeats
+    if repeats is None:
+        lines.append(f"Control: {controls} of {total} passed when re-executed without the intervention")
+    else:
+        lines.append(f"Control: {controls} of {total} passed at a rate different from the run's when re-executed "
+                     f"{repeats} times without the intervention (Fisher's exact test, two-sided, "
+                     f"{stats.RATES_DIFFER_LEVEL:.0%})")  # fmt: skip
     if gold:
-        lines.append(f"Recovered under gold context: {diagnosis.recovered} of {total}")
+        every = f" (in every one of {repeats} repeats)" if repeats is not None else ""
+        lines.append(f"Recovered under gold context: {diagnosis.recovered} of {total}{every}")
         lines += render_label_lines(cases)
         lines += _implicated(diagnosis)
     else:
@@ -91,7 +99,7 @@ def render_diagnosis(record: Diagnosis, store_arguments: str = "") -> list[str]:
         confirmed = sum(1 for case in ranked_out if case.intervention_recovered)
         lines.append(f"Recovered under {name}: {diagnosis.recovered} of {total}")
         lines.append(f"Confirmed under {name}: {confirmed} of {len(ranked_out)} RANKED_OUT cases also recovered")
-        gold_recovered = sum(1 for case in cases if case.label not in ("GENERATION_FAILURE", "UNSTABLE"))
+        gold_recovered = sum(1 for case in cases if case.label not in NOT_DIAGNOSED | {"GENERATION_FAILURE"})
         lines.append(f"Labels from gold context (diagnosis {diagnosis.labels_from}): {gold_recovered} of {total} recovered")
         lines += render_label_lines(cases)
     lines.append(f"Diagnosis {diagnosis.diagnosis_id}")
@@ -123,7 +131,17 @@ def render_case_lines(record: Diagnosis) -> list[str]:
             f"{case.case_id}: {case.label}, {case.reason}, strength {case.strength}, "
             f"best relevant position {'none' if position is None else position}"
         )
+        if case.repeats is not None:
+            line += (f", passed in {case.original_passes} of the run's repeats, {case.control_passes} of "
+                     f"{case.repeats} in the control, {_recovered(case.intervention_passes, case.repeats)}")
         if diagnosis.intervention != "gold-context":
             line += f", recovered under {intervention_name(diagnosis)} {'yes' if case.intervention_recovered else 'no'}"
+            if case.replay_intervention_passes is not None:
+                line += f" ({case.replay_intervention_passes} of {case.repeats} repeats)"
         lines.append(line)
     return lines
+
+
+def _recovered(passes: int | None, repeats: int) -> str:
+    """``recovered in 5 of 5 repeats`` with the gold context."""
+    return f"recovered in {passes} of {repeats} repeats with the gold context"

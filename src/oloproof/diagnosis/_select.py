@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from oloproof._exceptions import UsageError
 from oloproof.records import StoredCase, StoredJudgment
 
-__all__ = ["Selection", "passed_cases", "select_failures"]
+__all__ = ["Passes", "Selection", "case_passes", "passed_cases", "select_failures"]
 
 
 @dataclass(frozen=True)
@@ -27,13 +28,53 @@ def _passes(row: StoredJudgment, threshold: float | None) -> bool | None:
     return row["passed"]
 
 
-def passed_cases(judgments: Sequence[StoredJudgment], criterion: str, threshold: float | None) -> dict[str, bool]:
-    """Each observed case's pass/fail on ``criterion`` (a score passes at ``threshold``)."""
+@dataclass(frozen=True)
+class Passes:
+    """How many of a case's observed repeats passed."""
+
+    passed: int
+    """Repeats that passed."""
+    repeats: int
+    """Observed repeats."""
+
+    @property
+    def all(self) -> bool:
+        """Whether every observed repeat passed (none observed: no)."""
+        return 0 < self.repeats == self.passed
+
+    @property
+    def some(self) -> bool:
+        """Whether some observed repeats passed and some failed."""
+        return 0 < self.passed < self.repeats
+
+    @property
+    def failed(self) -> bool:
+        """Whether the case failed: in more than half its repeats (its only one, without repeats)."""
+        return 2 * self.passed < self.repeats
+
+
+def case_passes(judgments: Sequence[StoredJudgment], criterion: str, threshold: float | None) -> dict[str, Passes]:
+    """Each observed case's passes on ``criterion`` over its repeats.
+
+    A repeat passes when more than half its observed judge repeats pass (its one
+    verdict, without ``judge_repeats``): a judge's own samples of one output are not
+    independent draws of the system, so they decide the repeat, not the count.
+    Rows of runs made before repeats are each a case's one repeat.
+    """
+    votes: dict[str, dict[int, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    for row in judgments:
+        if row["criterion"] == criterion and row["status"] == "observed":
+            votes[row["case_id"]][row.get("repeat") or 0].append(bool(_passes(row, threshold)))
     return {
-        row["case_id"]: bool(_passes(row, threshold))
-        for row in judgments
-        if row["criterion"] == criterion and row["status"] == "observed"
+        case_id: Passes(passed=sum(1 for v in repeats.values() if 2 * sum(v) > len(v)), repeats=len(repeats))
+        for case_id, repeats in votes.items()
     }
+
+
+def passed_cases(judgments: Sequence[StoredJudgment], criterion: str, threshold: float | None) -> dict[str, bool]:
+    """Each observed case's pass/fail on ``criterion`` (a score passes at ``threshold``);
+    with repeats, whether it passed in every repeat."""
+    return {case_id: passes.all for case_id, passes in case_passes(judgments, criterion, threshold).items()}
 
 
 def select_failures(
@@ -48,7 +89,8 @@ def select_failures(
 
     A pass/fail criterion fails where ``passed`` is false; a score criterion needs
     ``threshold`` (a score below it fails). Missing and excluded cases are never
-    selected. Failed cases without ``expected.gold_context`` are listed apart.
+    selected. Failed cases without ``expected.gold_context`` are listed apart. With
+    repeats, a case failed when it failed in more than half its observed repeats.
 
     Raises:
         UsageError: The run has no such criterion, or a score criterion lacks a threshold.
@@ -67,7 +109,8 @@ def select_failures(
             field="--threshold",
         )
     expected = {row["case_id"]: row.get("expected") or {} for row in cases}
-    failed = sorted(row["case_id"] for row in observed if _passes(row, threshold) is False)
+    failed = sorted(case_id for case_id, passes in case_passes(observed, criterion, threshold).items()
+                    if passes.failed)
     with_gold = tuple(c for c in failed if expected.get(c, {}).get("gold_context"))
     without = tuple(c for c in failed if not expected.get(c, {}).get("gold_context"))
     return Selection(criterion=criterion, with_gold=with_gold, without_gold=without)

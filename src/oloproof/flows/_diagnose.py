@@ -33,6 +33,7 @@ from oloproof.tasks._diagnose import (
     find_diagnosis,
     label_failures,
     load_parent_run,
+    repeated_outcomes,
     write_diagnosis,
 )
 
@@ -72,6 +73,10 @@ class DiagnosisRequest(BaseModel):
     reranker: str | None = None
     """``module:function`` re-ranking the replayed candidates (``reranker`` only)."""
 
+    resample: int = 0
+    """Which draw of the re-executions: an identical request recalls its recorded
+    diagnosis; another number re-executes the child runs afresh (new samples)."""
+
     @property
     def settings(self) -> dict[str, int | str | None]:
         """The intervention's own option."""
@@ -84,8 +89,12 @@ class DiagnosisRequest(BaseModel):
     @property
     def identity(self) -> str:
         """What a recorded diagnosis of this exact request is found by."""
-        return content_hash({"parent": self.run_id, "criterion": self.criterion, "threshold": self.threshold,
-                             "intervention": self.intervention, "settings": self.settings})
+        identity: dict[str, JsonValue] = {"parent": self.run_id, "criterion": self.criterion,
+                                          "threshold": self.threshold, "intervention": self.intervention,
+                                          "settings": dict(self.settings)}  # fmt: skip
+        if self.resample:  # the first draw keeps the identity requests had before draws were numbered
+            identity["resample"] = self.resample
+        return content_hash(identity)
 
     def gold_context(self) -> DiagnosisRequest:
         """The gold-context diagnosis a replay's labels come from."""
@@ -94,20 +103,22 @@ class DiagnosisRequest(BaseModel):
 
 def diagnosis_request(
     run_id: str, intervention: str, criterion: str, store: ResultsStore, *, project: str | None = None,
-    threshold: float | None = None, top_k: int | None = None, reranker: str | None = None,
+    threshold: float | None = None, top_k: int | None = None, reranker: str | None = None, resample: int = 0,
 ) -> DiagnosisRequest:
     """The request for these options; only the chosen intervention's own option is kept, so
     a stray one can neither change the replay nor hide from the diagnosis's identity.
 
     Raises:
-        UsageError: The intervention is unknown.
+        UsageError: The intervention is unknown, or ``resample`` is negative.
     """
     if intervention not in INTERVENTIONS:
         raise UsageError(f"unknown intervention {intervention!r} (known: {', '.join(INTERVENTIONS)})")
+    if resample < 0:
+        raise UsageError(f"--resample must be 0 or more, got {resample}", field="--resample")
     return DiagnosisRequest(
         run_id=run_id, intervention=intervention, criterion=criterion, results=store.url, project=project,
         threshold=threshold, top_k=top_k if intervention == "top-k" else None,
-        reranker=reranker if intervention == "reranker" else None,
+        reranker=reranker if intervention == "reranker" else None, resample=resample,
     )
 
 
@@ -119,7 +130,13 @@ def parent_settings(manifest: RunManifest) -> dict[str, JsonValue]:
     # Nulls too: a setting the parent run had switched off must stay off.
     settings = {".".join(path): system.get(name) for name, path in setting_paths().items()}
     settings["dataset"] = manifest.dataset
-    return settings
+    return settings | _repeat_settings(manifest)
+
+
+def _repeat_settings(manifest: RunManifest) -> dict[str, JsonValue]:
+    """The parent's repeats: each re-execution samples a case as often as the run did."""
+    return {name: count for name, count in (("repeats", manifest.repeats), ("judge_repeats", manifest.judge_repeats))
+            if count > 1}  # fmt: skip
 
 
 def _agent_settings(manifest: RunManifest) -> dict[str, JsonValue]:
@@ -133,7 +150,7 @@ def _agent_settings(manifest: RunManifest) -> dict[str, JsonValue]:
     return {"system.name": system.get("name"), "system.version": system.get("version"),
             "system.agent.index_version": system.get("index_version"),
             "system.agent.generator": system.get("generator"), "system.agent.tools": parameters or None,
-            "dataset": manifest.dataset}  # fmt: skip
+            "dataset": manifest.dataset} | _repeat_settings(manifest)  # fmt: skip
 
 
 def check_request(parent: RunRecords, intervention: str, top_k: int | None, reranker: str | None) -> None:
@@ -145,10 +162,10 @@ def check_request(parent: RunRecords, intervention: str, top_k: int | None, rera
             f"run {manifest.run_id} evaluated recorded data: no system ran, so there is "
             "nothing to re-execute under an intervention"
         )
-    if manifest.repeats > 1 or manifest.judge_repeats > 1:
-        raise UsageError(f"run {manifest.run_id} sampled each case {manifest.repeats} times: diagnosing a run "
-                         "with repeats is not supported yet (its labels would read one sample as the case); "
-                         "diagnose a run without repeats")  # fmt: skip
+    if manifest.retrieve_repeats:
+        raise UsageError(f"run {manifest.run_id} retrieved each case afresh in every repeat: a diagnosis labels "
+                         "a case by where its one retrieval put the evidence; diagnose a run without "
+                         "retrieve_repeats")  # fmt: skip
     if kind == "agent" and intervention != "gold-context":
         raise UsageError(f"an agent has no top_k or ranking of its own to replay: diagnose agent run "
                          f"{manifest.run_id} with --intervention gold-context")  # fmt: skip
@@ -184,7 +201,7 @@ class PreparedDiagnosis:
     @flow(name="oloproof-diagnose", flow_run_name="diagnose {run_id} {intervention}", validate_parameters=False)
     def diagnose(
         self, run_id: str, intervention: str, criterion: str, results: str, project: str | None = None,
-        threshold: float | None = None, top_k: int | None = None, reranker: str | None = None,
+        threshold: float | None = None, top_k: int | None = None, reranker: str | None = None, resample: int = 0,
     ) -> StoredDiagnosis:
         """Diagnose the prepared request; the parameters are its fields, as Prefect records them."""
         return diagnose_prepared(self)
@@ -233,6 +250,7 @@ def diagnose(
     top_k: int | None = None,
     reranker: str | None = None,
     threshold: float | None = None,
+    resample: int = 0,
 ) -> StoredDiagnosis:
     """Diagnose the failures of ``criterion`` in ``run_id`` under one intervention.
 
@@ -243,7 +261,7 @@ def diagnose(
     """
     store = locate_store(results, project)
     request = diagnosis_request(run_id, intervention, criterion, store, project=project,
-                                threshold=threshold, top_k=top_k, reranker=reranker)
+                                threshold=threshold, top_k=top_k, reranker=reranker, resample=resample)
     existing = find_diagnosis(store, request.identity)
     if existing is not None:
         return existing
@@ -293,11 +311,19 @@ def _replay(prepared: PreparedDiagnosis, cases: list[str], gold: StoredDiagnosis
         runs["replay_control"] = _child(prepared, cases, "replay control", replay_from=parent_id)
     verdicts = {role_: passed_cases(run.judgments, request.criterion, request.threshold)
                 for role_, run in runs.items()}
+    repeated = repeated_outcomes(prepared.parent, runs["replay_control"], runs["intervention"],
+                                 request.criterion, request.threshold) if runs else None  # fmt: skip
     labelled = {case["case_id"]: case for case in gold["cases"]}
     merged = []
     for case_id in cases:
         control_passed = verdicts["replay_control"].get(case_id, False)
-        merged.append({**labelled[case_id], "replay_control_passed": control_passed,
+        replay: dict[str, int] = {}
+        if repeated is not None:  # the replay's own counts, beside the gold context's
+            outcome = repeated[case_id]
+            control_passed = outcome.unstable
+            replay = {"replay_control_passes": outcome.control.passed,
+                      "replay_intervention_passes": outcome.intervention.passed}
+        merged.append({**labelled[case_id], "replay_control_passed": control_passed, **replay,
                        "intervention_recovered": verdicts["intervention"].get(case_id, False) and not control_passed})
     return {
         "cases": merged,

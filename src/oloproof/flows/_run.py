@@ -164,27 +164,42 @@ def _submit_batch(
     env: RunEnvironment, batch: Batch, cached: list[dict[str, CachedExecution]], tasks: StageTasks
 ) -> tuple[list[PrefectFuture[Any]], list[PrefectFuture[Any]]]:
     """A batch's stages: retrieve and assemble once, for every case some repeat still
-    needs; then each repeat's generation and merge. Returns the stage futures and each
-    repeat's merge."""
-    todo = batch.at(0, tuple(c for c in batch.case_ids if any(c not in found for found in cached)))
+    needs, then each repeat's generation and merge (with ``retrieve_repeats``, each
+    repeat its own chain). Returns the stage futures and each repeat's merge."""
+    if not env.retrieve_repeats:
+        return _submit_repeats(env, batch, dict(enumerate(cached)), tasks)
+    stages, merged = [], []
+    for r, found in enumerate(cached):
+        stages_r, merged_r = _submit_repeats(env, batch.at(r), {r: found}, tasks)
+        stages += stages_r
+        merged += merged_r
+    return stages, merged
+
+
+def _submit_repeats(
+    env: RunEnvironment, batch: Batch, cached: dict[int, dict[str, CachedExecution]], tasks: StageTasks
+) -> tuple[list[PrefectFuture[Any]], list[PrefectFuture[Any]]]:
+    """One retrieval and assembly (at ``batch``'s repeat) for the cases these repeats
+    still need, then each repeat's generation and merge."""
+    todo = batch.at(batch.repeat, tuple(c for c in batch.case_ids if any(c not in found for found in cached.values())))
     retrieved = assembled = None
-    generated: list[PrefectFuture[Any] | None] = [None] * len(cached)
+    generated: dict[int, PrefectFuture[Any] | None] = dict.fromkeys(cached)
     if todo.case_ids and env.system.config.kind != "recorded":  # recorded rows run nothing
         if env.system.config.kind == "rag":
             retrieved = tasks["retrieve"].submit(_quote(env), todo)
         if env.request.stages == "all":
             if retrieved is not None:
                 assembled = tasks["assemble"].submit(_quote(env), todo, _opaque(retrieved))
-            for r, found in enumerate(cached):
+            for r, found in cached.items():
                 needed = batch.at(r, tuple(c for c in batch.case_ids if c not in found))
                 if needed.case_ids:
                     generated[r] = tasks["generate"].submit(_quote(env), needed, _opaque(assembled))
-    stages = [future for future in (retrieved, assembled, *generated) if future is not None]
+    stages = [future for future in (retrieved, assembled, *generated.values()) if future is not None]
     merged = [
         record_executions.submit(
             _quote(env), batch.at(r), _quote(found), _opaque(retrieved), _opaque(assembled), _opaque(generated[r])
         )
-        for r, found in enumerate(cached)
+        for r, found in cached.items()
     ]
     return stages, merged
 
@@ -283,6 +298,7 @@ def _manifest(env: RunEnvironment, summary: RunSummary, started: datetime) -> Ru
         sweep=RunSweep.model_validate(ctx.sweep) if ctx.sweep is not None else None,
         repeats=env.repeats,
         judge_repeats=config.judge_repeats,
+        retrieve_repeats=env.retrieve_repeats,
     )
 
 

@@ -6,6 +6,8 @@ its bytes (key order and ``null`` entries included) are the JSON of these values
 
 from __future__ import annotations
 
+from typing import NotRequired
+
 from pydantic import JsonValue
 from typing_extensions import TypedDict
 
@@ -204,6 +206,14 @@ class RulePlan(TypedDict):
         within_share: With repeats, the share of a sample's variance within its case.
         case_over_repeat: With repeats, how much more, per generation, one more case
             lowers the estimate's variance than one more repeat of every case.
+        stable_repeats: With repeats, the fewest repeats of the candidate at which two
+            identical runs of it get the same verdict against the baseline in all but
+            2.5% of simulated pairs (`oloproof.stats.stable_repeats`); ``None`` when
+            none up to 32 does, or nothing could be simulated.
+        stable_flip_rate: The simulated share of pairs whose verdicts differ, at
+            ``stable_repeats`` (at 32 where none is within 2.5%).
+        stable_verdict: The verdict those simulated runs gave most often.
+        stable_from: Whose samples the candidate's were drawn from: ``pilot`` or ``baseline``.
     """
 
     rule: str
@@ -226,3 +236,7 @@ class RulePlan(TypedDict):
     repeats: int
     within_share: float | None
     case_over_repeat: float | None
+    stable_repeats: NotRequired[int | None]
+    stable_flip_rate: NotRequired[float]
+    stable_verdict: NotRequired[str]
+    stable_from: NotRequired[str]

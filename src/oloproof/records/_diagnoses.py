@@ -57,6 +57,24 @@ class DiagnosedCase(_Read):
     intervention_recovered: bool = False
     """Whether the intervention recovered the case (top-k and reranker diagnoses)."""
 
+    repeats: int | None = None
+    """With repeats: the repeats the gold-context re-execution observed."""
+
+    original_passes: int | None = None
+    """With repeats: the repeats that passed in the diagnosed run."""
+
+    control_passes: int | None = None
+    """With repeats: the repeats that passed in the control."""
+
+    intervention_passes: int | None = None
+    """With repeats: the repeats that passed with the gold context."""
+
+    replay_control_passes: int | None = None
+    """With repeats: the repeats that passed in the replayed control (top-k and reranker)."""
+
+    replay_intervention_passes: int | None = None
+    """With repeats: the repeats that passed under the replayed intervention (top-k and reranker)."""
+
 
 class Implicated(_Read):
     """The factor behind the most failures."""
@@ -142,6 +160,11 @@ class DiagnosisRecord(_Read):
 
     request: str | None = None
     """The identity of the request the diagnosis answered."""
+
+    @property
+    def repeats(self) -> int | None:
+        """The repeats each re-execution sampled a case (``None``: a run without repeats)."""
+        return max((case.repeats for case in self.cases if case.repeats is not None), default=None)
 
 
 class ImplicatedEntry(TypedDict):

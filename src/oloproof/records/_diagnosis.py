@@ -32,4 +32,16 @@ class DiagnosisLabelRow(Record):
     """Whether the plain re-execution passed."""
 
     intervention_passed: bool
-    """Whether the re-execution with the intervention passed."""
+    """Whether the re-execution with the intervention passed (with repeats: in every repeat)."""
+
+    repeats: int | None = None
+    """With repeats: the repeats the gold-context re-execution observed."""
+
+    original_passes: int | None = None
+    """With repeats: the repeats that passed in the diagnosed run."""
+
+    control_passes: int | None = None
+    """With repeats: the repeats that passed in the control."""
+
+    intervention_passes: int | None = None
+    """With repeats: the repeats that passed with the gold context."""

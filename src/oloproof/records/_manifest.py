@@ -295,6 +295,9 @@ class RunManifest(Record):
     judge_repeats: int = Field(default=1, ge=1, exclude_if=lambda value: value == 1)
     """Calls of each LLM judge per output; written when more than one."""
 
+    retrieve_repeats: bool = Field(default=False, exclude_if=lambda value: value is False)
+    """Whether each repeat retrieved afresh; written only then."""
+
     @model_validator(mode="before")
     @classmethod
     def _kind_of_older_manifests(cls, data: Any) -> Any:

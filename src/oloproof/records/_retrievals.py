@@ -42,3 +42,6 @@ class RetrievalRow(Record):
 
     relevant_grade: float | None = None
     """Its document's relevance grade in the case's labels; ``None`` when unlabelled."""
+
+    repeat: int = 0
+    """Which repeat retrieved it: 0, unless each repeat retrieves afresh (``retrieve_repeats``)."""

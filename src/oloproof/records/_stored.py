@@ -66,6 +66,7 @@ class StoredManifest(TypedDict, total=False):
         parent: What a child run was run for.
         repeats: Generations of each case (absent: 1).
         judge_repeats: Calls of each LLM judge per output (absent: 1).
+        retrieve_repeats: Whether each repeat retrieved afresh (absent: no).
     """
 
     run_id: str
@@ -89,6 +90,7 @@ class StoredManifest(TypedDict, total=False):
     parent: dict[str, JsonValue] | None
     repeats: int
     judge_repeats: int
+    retrieve_repeats: bool
 
 
 class StoredCase(TypedDict, total=False):

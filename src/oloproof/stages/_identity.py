@@ -60,8 +60,8 @@ def _key(stage: str, identity: Mapping[str, object]) -> str:
     return content_hash({"stage": stage, "schema": SCHEMA_VERSION, **identity})
 
 
-def retrieval_key(system: SystemConfig, case_input: JsonValue) -> str:
-    """Identity of one ``retrieve`` call."""
+def retrieval_key(system: SystemConfig, case_input: JsonValue, repeat: int = 0) -> str:
+    """Identity of one ``retrieve`` call; ``repeat``: which sample (``retrieve_repeats``)."""
     identity: Identity = {
         "system": system.name,
         "index_version": system.index_version,
@@ -71,7 +71,7 @@ def retrieval_key(system: SystemConfig, case_input: JsonValue) -> str:
     }
     if system.retriever is not None:
         identity["retriever"] = system.retriever
-    return _key("retrieve", identity)
+    return _key("retrieve", _repeated(identity, repeat))
 
 
 def assembly_key(system: SystemConfig, retrieval: str) -> str:
@@ -154,8 +154,12 @@ def judgment_key(identity: Mapping[str, JsonValue], fields: object, repeat: int 
                                     "fields": cast("JsonValue", fields)}, repeat))  # fmt: skip
 
 
-def execution_key(system: SystemConfig, case_input: JsonValue, repeat: int = 0) -> str:
+def execution_key(system: SystemConfig, case_input: JsonValue, repeat: int = 0, retrieved_again: bool = False) -> str:
     """Identity of executing a case end to end under a whole system configuration
-    (where the object was imported from aside; declared parameters included)."""
+    (where the object was imported from aside; declared parameters included);
+    ``retrieved_again``: a repeat that retrieved afresh (``retrieve_repeats``)."""
     configuration = system.model_dump(mode="json", exclude={"object"})
-    return _key("execute", _repeated({"system": configuration, "input": case_input}, repeat))
+    identity: Identity = {"system": configuration, "input": case_input}
+    if retrieved_again and repeat > 0:
+        identity["retrieved_again"] = True
+    return _key("execute", _repeated(identity, repeat))

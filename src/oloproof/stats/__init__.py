@@ -67,7 +67,8 @@ from oloproof.stats._ppi import (
     ppi_mean_interval,
 )
 from oloproof.stats._proportion import CLOPPER_PEARSON_METHOD, clopper_pearson
-from oloproof.stats._repeats import VarianceShare, variance_components
+from oloproof.stats._repeats import RATES_DIFFER_LEVEL, VarianceShare, rates_differ, variance_components
+from oloproof.stats._stability import STABLE_FLIP_RATE, StableRepeats, flip_rate, stable_repeats
 
 __all__ = [
     "BETTING_METHOD",
@@ -84,9 +85,12 @@ __all__ = [
     "PAIRED_METHOD",
     "PPI_FALLBACKS",
     "PPI_METHOD",
+    "RATES_DIFFER_LEVEL",
+    "STABLE_FLIP_RATE",
     "TANGO_METHOD",
     "Interval",
     "PPIEstimate",
+    "StableRepeats",
     "VarianceShare",
     "agreement_table",
     "betting_mean_interval",
@@ -94,6 +98,7 @@ __all__ = [
     "clopper_pearson",
     "cohen_kappa",
     "decide_rule",
+    "flip_rate",
     "format_percent_interval",
     "format_score_interval",
     "is_pass_fail",
@@ -106,8 +111,10 @@ __all__ = [
     "paired_interval",
     "paired_method_name",
     "ppi_mean_interval",
+    "rates_differ",
     "required_pairs",
     "round_outward",
+    "stable_repeats",
     "tango_interval",
     "variance_components",
 ]

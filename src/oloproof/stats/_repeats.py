@@ -17,7 +17,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["VarianceShare", "variance_components"]
+from scipy.stats import fisher_exact
+
+__all__ = ["RATES_DIFFER_LEVEL", "VarianceShare", "rates_differ", "variance_components"]
+
+RATES_DIFFER_LEVEL = 0.05
+"""The level of `rates_differ`: the share of pairs of equal rates it calls different, at most."""
 
 
 @dataclass(frozen=True)
@@ -66,3 +71,17 @@ def variance_components(samples: Sequence[Sequence[float]]) -> VarianceShare | N
 def _variance(values: Sequence[float]) -> float:
     mean = math.fsum(values) / len(values)
     return math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)
+
+
+def rates_differ(passed: int, total: int, other_passed: int, other_total: int,
+                 *, level: float = RATES_DIFFER_LEVEL) -> bool:
+    """Whether two pass counts differ by more than sampling noise: Fisher's exact test,
+    two-sided, rejects equal pass rates at ``level``.
+
+    Exact at any number of repeats (conditional on the total passes) and conservative,
+    so two samples of one rate are called different at most ``level`` of the time.
+    """
+    if min(total, other_total) == 0:
+        return False
+    table = [[passed, total - passed], [other_passed, other_total - other_passed]]
+    return bool(fisher_exact(table, alternative="two-sided").pvalue < level)

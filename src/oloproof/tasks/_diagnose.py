@@ -13,7 +13,15 @@ from prefect.cache_policies import NO_CACHE
 from pydantic import JsonValue
 
 from oloproof._exceptions import UsageError
-from oloproof.diagnosis import AGENT_FACTORS, implicated_factor, label_case, passed_cases
+from oloproof.diagnosis import (
+    AGENT_FACTORS,
+    Passes,
+    RepeatedOutcome,
+    case_passes,
+    implicated_factor,
+    label_case,
+    passed_cases,
+)
 from oloproof.records import (
     DiagnosisLabelRow,
     ImplicatedEntry,
@@ -94,10 +102,12 @@ def load_parent_run(store: ResultsStore, run_id: str) -> RunRecords:
 def label_failures(
     parent: RunRecords, selected: list[str], runs: dict[str, ChildRun], criterion: str, threshold: float | None,
 ) -> LabelledFailures:
-    """Label each selected case from its control and gold-context re-executions."""
-    recorded = {row["case_id"]: row for row in parent.cases}
+    """Label each selected case from its control and gold-context re-executions (with
+    repeats, from their passes over the repeats: see `RepeatedOutcome`)."""
+    recorded = {row["case_id"]: row for row in parent.cases if not row.get("repeat")}
     control = passed_cases(runs["control"].judgments, criterion, threshold)
     gold = passed_cases(runs["gold_context"].judgments, criterion, threshold)
+    repeated = repeated_outcomes(parent, runs["control"], runs["gold_context"], criterion, threshold)
     system = parent.manifest.system
     agent = system.get("kind") == "agent"
     # A rag run always has a top_k (`check_request` admits rag and agent runs); an agent has none.
@@ -108,10 +118,11 @@ def label_failures(
         units = (recorded[case_id].get("expected") or {}).get("relevant")
         relevant = {str(u["doc_id"]) for u in units if isinstance(u, dict) and _grade(u.get("grade", 1)) > 0} \
             if isinstance(units, list) else set()
-        called = called_a_context_tool(recorded[case_id].get("output_items"), tools) if agent else None
+        called = called_a_context_tool(_transcripts(parent, case_id), tools) if agent else None
         labels.append(label_case(case_id, control_passed=control.get(case_id, False),
                                  gold_passed=gold.get(case_id, False), recorded=recorded[case_id],
-                                 relevant=relevant, top_k=top_k, called_context_tool=called))
+                                 relevant=relevant, top_k=top_k, called_context_tool=called,
+                                 repeated=repeated.get(case_id) if repeated is not None else None))
     found = implicated_factor(labels)
     implicated: ImplicatedEntry | None = None
     if found is not None:
@@ -119,10 +130,31 @@ def label_failures(
         if agent and found[0] in AGENT_FACTORS:
             implicated["experiments"] = list(AGENT_FACTORS[found[0]])
     return {
-        "cases": [vars(label) for label in labels],
+        "cases": [label.as_record() for label in labels],
         "recovered": sum(1 for c in labels if c.intervention_passed and not c.control_passed),
         "implicated": implicated,
     }
+
+
+def repeated_outcomes(parent: RunRecords, control: ChildRun, intervention: ChildRun, criterion: str,
+                      threshold: float | None) -> dict[str, RepeatedOutcome] | None:
+    """With repeats, each case's passes in the run, its control and under the intervention;
+    ``None`` for a run without them (each re-execution is then one verdict)."""
+    manifest = parent.manifest
+    if manifest.repeats == 1 and manifest.judge_repeats == 1:
+        return None
+    original = case_passes(parent.judgments, criterion, threshold)
+    controls = case_passes(control.judgments, criterion, threshold)
+    interventions = case_passes(intervention.judgments, criterion, threshold)
+    none = Passes(passed=0, repeats=0)
+    return {case_id: RepeatedOutcome(original=passes, control=controls.get(case_id, none),
+                                     intervention=interventions.get(case_id, none))
+            for case_id, passes in original.items()}  # fmt: skip
+
+
+def _transcripts(parent: RunRecords, case_id: str) -> list[JsonValue]:
+    """An agent case's recorded transcripts, one a repeat."""
+    return [row.get("output_items") for row in parent.cases if row["case_id"] == case_id]
 
 
 def context_tool_names(system: Mapping[str, JsonValue]) -> tuple[str, ...]:
@@ -132,9 +164,11 @@ def context_tool_names(system: Mapping[str, JsonValue]) -> tuple[str, ...]:
                  if isinstance(spec, dict) and spec.get("context") is True)  # fmt: skip
 
 
-def called_a_context_tool(items: JsonValue, tools: tuple[str, ...]) -> bool:
-    """Whether an agent's recorded transcript (the vendor's message format) calls a context tool."""
-    return items is not None and any(call.name in tools for call, _ in read_vendor_messages(items).calls())
+def called_a_context_tool(transcripts: list[JsonValue], tools: tuple[str, ...]) -> bool:
+    """Whether an agent's recorded transcripts (the vendor's message format; one a repeat)
+    call a context tool: in any repeat."""
+    return any(items is not None and any(call.name in tools for call, _ in read_vendor_messages(items).calls())
+               for items in transcripts)  # fmt: skip
 
 
 def _grade(value: object) -> float:

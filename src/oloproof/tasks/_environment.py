@@ -150,9 +150,16 @@ class RunEnvironment:
         settings = self.project.config.system
         if settings is not None and settings.deterministic:
             return 1
-        if self.system.config.kind == "recorded" or self.request.stages == "retrieve":
+        if self.system.config.kind == "recorded":
+            return 1
+        if self.request.stages == "retrieve" and not self.project.config.retrieve_repeats:
             return 1
         return self.project.config.repeats
+
+    @property
+    def retrieve_repeats(self) -> bool:
+        """Whether each repeat retrieves afresh (``retrieve_repeats``, with more than one repeat)."""
+        return self.project.config.retrieve_repeats and self.repeats > 1
 
     @property
     def config_hash(self) -> str:
@@ -274,6 +281,10 @@ def _check_repeats(project: Project, kind: str, evaluators: list[Evaluator]) -> 
     if config.repeats > 1 and kind == "recorded":
         raise project.error(f"repeats: {config.repeats} over recorded data: nothing is executed again, each row is "
                             "judged as it was recorded (leave repeats out, or use judge_repeats)", ("repeats",))  # fmt: skip
+    if config.retrieve_repeats and kind != "rag":
+        raise project.error(f"retrieve_repeats: true but the system is {'an' if kind == 'agent' else 'a'} {kind} "
+                            "system: only a @rag_system's retrieval is a stage of its own to repeat",
+                            ("retrieve_repeats",))  # fmt: skip
     if config.judge_repeats > 1 and not any(e.is_llm_judge for e in evaluators):
         raise project.error(f"judge_repeats: {config.judge_repeats} but no evaluator is an LLM judge: the others "
                             "give the same verdict every time", ("judge_repeats",))  # fmt: skip

@@ -51,7 +51,7 @@ def lookup_executions(env: RunEnvironment, batch: Batch) -> dict[str, CachedExec
     if not _uses_execution_cache(env):
         return {}
     system = env.system.config
-    keys = {case_id: execution_key(system, env.cases[case_id].input, batch.repeat) for case_id in batch.case_ids}
+    keys = {case_id: execution_key(system, env.cases[case_id].input, batch.repeat, env.retrieve_repeats) for case_id in batch.case_ids}
     found = env.store.get_records("execute", sorted(set(keys.values())))
     env.progress("execute", sum(1 for key in keys.values() if key in found))
     records = {key: ExecutionRecord.model_validate(found[key]) for key in set(keys.values()) if key in found}
@@ -134,7 +134,7 @@ def record_executions(
             found = cached[case_id]
             results[case_id] = CaseResult.of_execution(case_id, found.key, found.record, batch.repeat)
             continue
-        key = execution_key(system, env.cases[case_id].input, batch.repeat)
+        key = execution_key(system, env.cases[case_id].input, batch.repeat, env.retrieve_repeats)
         stages = {
             name: (None if outcomes is None else outcomes.get(case_id))
             for name, outcomes in (("retrieve", retrievals), ("assemble", assemblies), ("generate", generations))

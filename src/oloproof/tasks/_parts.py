@@ -10,6 +10,7 @@ chunks; the run's tables are written from the chunks at the end.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import cast
 
 from prefect import task
@@ -39,12 +40,13 @@ def _count(flags: list[bool]) -> CacheCount:
     return CacheCount(hit=hits, miss=len(flags) - hits)
 
 
-def _counts(results: list[CaseResult], agent: bool = False) -> dict[str, CacheCount]:
-    # A case's repeats share its one retrieval: counted once, from the first that ran it.
-    retrieved: dict[str, bool] = {}
+def _counts(results: list[CaseResult], agent: bool = False, retrieve_repeats: bool = False) -> dict[str, CacheCount]:
+    # A case's repeats share its one retrieval (unless each retrieves afresh): counted
+    # once, from the first that ran it.
+    retrieved: dict[tuple[str, int], bool] = {}
     for r in results:
         if r.retrieve_ran:
-            retrieved.setdefault(r.case_id, r.retrieve_hit)
+            retrieved.setdefault((r.case_id, r.repeat if retrieve_repeats else 0), r.retrieve_hit)
     counts = {
         "execution": _count([r.execution_hit for r in results]),
         "retrieve": _count(list(retrieved.values())),
@@ -55,14 +57,23 @@ def _counts(results: list[CaseResult], agent: bool = False) -> dict[str, CacheCo
     return counts
 
 
-def _retrieval_of(results: list[CaseResult]) -> dict[str, CaseResult]:
-    """Each case's result that shows its retrieval: its first ok repeat, else its first."""
-    shown: dict[str, CaseResult] = {}
+def _retrieval_of(results: list[CaseResult], retrieve_repeats: bool) -> dict[tuple[str, int], CaseResult]:
+    """Each retrieval's result that shows it, by case and repeat: without
+    ``retrieve_repeats`` a case's one retrieval, shown by its first ok repeat (else its
+    first) under repeat 0; with it, every repeat's own."""
+    shown: dict[tuple[str, int], CaseResult] = {}
     for result in results:
-        kept = shown.get(result.case_id)
+        key = (result.case_id, result.repeat if retrieve_repeats else 0)
+        kept = shown.get(key)
         if kept is None or (not kept.ok and result.ok):
-            shown[result.case_id] = result
+            shown[key] = result
     return shown
+
+
+def _shown_at(result: CaseResult, repeat: int) -> CaseResult:
+    """``result`` as the retrieval of ``repeat``: a case's one retrieval is repeat 0's,
+    whichever repeat shows it."""
+    return result if result.repeat == repeat else dataclasses.replace(result, repeat=repeat)
 
 
 @task(cache_policy=NO_CACHE, name="encode-batch", task_run_name="encode rows ({batch.label})")
@@ -84,12 +95,14 @@ def encode_batch(
     merged = {(case_id, result.repeat): result for part in results for case_id, result in part.items()}
     ordered = [merged[case_id, r] for case_id in batch.case_ids for r in range(env.repeats) if (case_id, r) in merged]
     rows = settle_judgments([row for part in judged for rows_ in part.values() for row in rows_], env.run_id)
-    top_k = env.system.config.top_k
-    shown = _retrieval_of(ordered)
-    facts = {case_id: _facts(env, result, top_k) for case_id, result in shown.items()}
+    top_k, again = env.system.config.top_k, env.retrieve_repeats
+    shown = _retrieval_of(ordered, again)
+    found = {key: _facts(env, result, top_k) for key, result in shown.items()}
+    row_facts = {(r.case_id, r.repeat): found[r.case_id, r.repeat if again else 0] for r in ordered}
+    facts = {case_id: fact for (case_id, repeat), fact in found.items() if repeat == 0}  # a case's first retrieval
     table_rows = {
-        CASES.name: case_rows(env.run_id, ordered, facts, env.cases),
-        RETRIEVALS.name: retrieval_rows(env.run_id, list(shown.values()), env.cases, top_k),
+        CASES.name: case_rows(env.run_id, ordered, row_facts, env.cases),
+        RETRIEVALS.name: retrieval_rows(env.run_id, [_shown_at(r, key[1]) for key, r in shown.items()], env.cases, top_k),
         JUDGMENTS.name: rows,
     }
     chunks = {
@@ -97,4 +110,4 @@ def encode_batch(
         for schema in CHUNKED_TABLES
     }
     briefs = [JudgmentBrief.of(row) for row in rows]
-    return BatchPart(index=batch.index, facts=facts, judgments=briefs, counts=_counts(ordered, env.system.config.kind == "agent"), chunks=chunks)
+    return BatchPart(index=batch.index, facts=facts, judgments=briefs, counts=_counts(ordered, env.system.config.kind == "agent", again), chunks=chunks)

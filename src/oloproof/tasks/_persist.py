@@ -30,15 +30,16 @@ CHUNKED_TABLES = (CASES, RETRIEVALS, JUDGMENTS)
 _CONTEXT_KEYS = tuple(ContextEntry.__annotations__)
 
 
-def case_rows(run_id: str, results: list[CaseResult], facts: Mapping[str, Mapping[str, Any]],
+def case_rows(run_id: str, results: list[CaseResult], facts: Mapping[tuple[str, int], Mapping[str, Any]],
               cases: Mapping[str, Case]) -> Iterator[CaseRow]:
-    """One ``cases`` row per case, one at a time (a large run never holds the table)."""
+    """One ``cases`` row per case (and repeat), one at a time (a large run never holds the
+    table); ``facts`` by case id and repeat."""
     for result in results:
         case = cases[result.case_id]
         context = result.context
         yield CaseRow.pick(
             result.as_mapping(),
-            **facts[result.case_id],
+            **facts[result.case_id, result.repeat],
             run_id=run_id,
             input=case.input,
             expected=case.expected.model_dump(mode="json", exclude_none=True),
@@ -51,14 +52,14 @@ def case_rows(run_id: str, results: list[CaseResult], facts: Mapping[str, Mappin
 
 def retrieval_rows(run_id: str, results: list[CaseResult], cases: Mapping[str, Case],
                    top_k: int | None) -> Iterator[RetrievalRow]:
-    """One ``retrievals`` row per retrieved candidate, one at a time."""
+    """One ``retrievals`` row per retrieved candidate (of each repeat that retrieved), one at a time."""
     for result in results:
         grades = {u.doc_id: u.grade for u in cases[result.case_id].expected.relevant or []}
         kept = {p["position"] for p in result.context or []}
         reasons = {p["position"]: p["reason"] for p in result.dropped or []}
         for position, passage in enumerate(result.candidates or [], start=1):
             yield RetrievalRow(
-                run_id=run_id, case_id=result.case_id, position=position,
+                run_id=run_id, case_id=result.case_id, position=position, repeat=result.repeat,
                 doc_id=passage["doc_id"], chunk_id=passage.get("chunk_id"),
                 score=passage.get("score"), text=passage.get("text"),
                 in_top_k=top_k is not None and position <= top_k,

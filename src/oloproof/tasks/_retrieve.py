@@ -38,7 +38,7 @@ def retrieval_items(env: RunEnvironment, batch: Batch) -> list[WorkItem]:
         items.append(
             WorkItem(
                 case_id=case_id,
-                key=retrieval_key(system, case_input),
+                key=retrieval_key(system, case_input, batch.repeat),
                 call=env.system.retrieve,
                 args=(fresh(case_input), depth, *map(fresh, extra)),
                 finish=functools.partial(_record, env, case_id, depth=depth),
