@@ -3,7 +3,8 @@ repository root, and every output shown is what the program prints.
 
 See ``tests/readme_blocks.py`` for the markers. Placeholders are filled as a reader
 would: ``RUN_ID``/``BASELINE_RUN`` with the document's first run, ``CANDIDATE_RUN`` with
-its latest, ``sha256:…`` with the latest diagnosis or comparison printed. Every hint
+its latest, ``sha256:…`` with the latest diagnosis or comparison printed (``DIAGNOSIS_ID``,
+``COMPARISON_ID``: the latest of that kind). Every hint
 an output prints (``Then:``, ``Cases:``) is run as written too.
 """
 
@@ -22,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 READMES = ("README.md", "examples/support_rag/README.md", "examples/support_agent/README.md")
 _FIRST = {"RUN_ID", "RUN", "BASELINE_RUN", "BASELINE"}
 _LATEST = {"CANDIDATE_RUN", "CANDIDATE"}
-_CONTENT = {"sha256:…", "DIAGNOSIS_ID"}
+_CONTENT = {"sha256:…"}
 _HINT = re.compile(r"^(?:Then|Cases|Inspect): (oloproof .*)$")
 _ALLOWED_EXITS = (0, 3)  # 3: a gate that blocks, a judge that fails its validation
 
@@ -33,6 +34,7 @@ class Scenario:
     def __init__(self) -> None:
         self.runs: list[str] = []
         self.content_id: str | None = None
+        self.latest: dict[str, str] = {}
         self.output = ""
 
     def argv(self, words: list[str]) -> list[str]:
@@ -45,15 +47,20 @@ class Scenario:
         if word in _CONTENT:
             assert self.content_id, f"{word} before any diagnosis or comparison"
             return self.content_id
+        if word in ("DIAGNOSIS_ID", "COMPARISON_ID"):
+            kind = word.split("_")[0].capitalize()
+            assert kind in self.latest, f"{word} before any {kind.lower()}"
+            return self.latest[kind]
         return word
 
     def saw(self, output: str) -> list[str]:
         """Remember what ``output`` printed; returns the hints it printed."""
         self.output = output
         self.runs += re.findall(r"^Run (run_\w+)$", output, flags=re.MULTILINE)
-        found = re.findall(r"^(?:Diagnosis|Comparison) (sha256:[0-9a-f]{64})\b", output, flags=re.MULTILINE)
+        found = re.findall(r"^(Diagnosis|Comparison) (sha256:[0-9a-f]{64})\b", output, flags=re.MULTILINE)
         if found:
-            self.content_id = found[-1]
+            self.content_id = found[-1][1]
+            self.latest.update(found)
         return [match.group(1) for line in output.splitlines() if (match := _HINT.match(line))]
 
 

@@ -166,6 +166,18 @@ def test_index_event_runs_the_served_deployment(served, registered, server_api, 
     assert manifest["cache"]["retrieve"] == {"hit": 0, "miss": 13}
     assert manifest["project"] == str(Path(project).resolve())
 
+    # The run's page links its HTML report, written to S3 beside it, and a deployment's run
+    # shows the criterion's trend across the store's runs.
+    run_id = rows[0]["run_id"]
+    assert "Failure funnel" in fs.cat(f"{bucket}/oloproof/runs/{run_id}/report.html").decode()
+    artifacts = server_api("/artifacts/filter", {"artifacts": {"flow_run_id": {"any_": [children[0]["id"]]}},
+                                                 "limit": 50}) or []  # fmt: skip
+    by_key = {a["key"]: a for a in artifacts}
+    suffix = run_id.lower().replace("_", "-")
+    assert f"s3://{bucket}/oloproof/runs/{run_id}/report.html" in by_key[f"oloproof-run-report-{suffix}"]["data"]
+    assert by_key[f"oloproof-trend-{suffix}"]["type"] == "table"
+    assert INDEX_VERSION in by_key[f"oloproof-trend-{suffix}"]["data"]
+
 
 def test_nightly_schedule_is_registered_as_declared(registered, server_api):
     declared = _declared("nightly")

@@ -11,13 +11,11 @@ import json
 import os
 import re
 import shutil
-import signal
-import struct
 import subprocess
-import zlib
 from pathlib import Path
 
 import pytest
+from chromium import chromium, png_facts
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
@@ -85,7 +83,7 @@ def test_api_lists_the_run_with_readable_names(recorded_run, server_api, poll):
     artifacts = server_api("/artifacts/filter", {
         "artifacts": {"flow_run_id": {"any_": [flow_run["id"]]}}, "limit": 50,
     }) or []  # fmt: skip
-    reports = [a for a in artifacts if (a.get("key") or "").startswith("oloproof-run-")]
+    reports = [a for a in artifacts if (a.get("key") or "") == "oloproof-" + run_id.lower().replace("_", "-")]
     assert len(reports) == 1, [a.get("key") for a in artifacts]
     (artifact,) = reports
     assert artifact["key"] == "oloproof-" + run_id.lower().replace("_", "-")
@@ -95,46 +93,18 @@ def test_api_lists_the_run_with_readable_names(recorded_run, server_api, poll):
     latest = server_api(f"/artifacts/{artifact['key']}/latest")
     assert latest is not None and latest["flow_run_id"] == flow_run["id"]
 
-
-def _chromium(*args: str, timeout: float = 90) -> subprocess.CompletedProcess:
-    command = [
-        shutil.which("chromium"), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-        "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--disable-dev-shm-usage", "--virtual-time-budget=15000", "--window-size=1400,900", *args,
-    ]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               start_new_session=True)  # fmt: skip
-    try:
-        out, err = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        out, err = process.communicate()
-        pytest.fail(f"chromium did not finish within {timeout} s: {err[-2000:]}")
-    finally:
-        try:  # its renderer and GPU helpers live in the session it started
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    return subprocess.CompletedProcess(command, process.returncode, out, err)
-
-
-def _png_facts(data: bytes) -> tuple[int, int, float]:
-    """(width, height, share of non-zero bytes in the filtered image data)."""
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-    offset, idat, width, height = 8, b"", 0, 0
-    while offset < len(data):
-        (length,) = struct.unpack(">I", data[offset : offset + 4])
-        kind = data[offset + 4 : offset + 8]
-        body = data[offset + 8 : offset + 8 + length]
-        if kind == b"IHDR":
-            width, height = struct.unpack(">II", body[:8])
-        elif kind == b"IDAT":
-            idat += body
-        offset += 12 + length
-    raw = zlib.decompress(idat)
-    # A blank (one-colour) page filters to almost nothing but zeros.
-    sample = raw[:: max(1, len(raw) // 200_000)]
-    return width, height, sum(1 for byte in sample if byte) / len(sample)
+    # The HTML report written beside the run, linked; and the failure funnel as a table.
+    by_key = {a["key"]: a for a in artifacts}
+    suffix = run_id.lower().replace("_", "-")
+    assert {f"oloproof-run-report-{suffix}", f"oloproof-run-funnel-{suffix}"} <= set(by_key), list(by_key)
+    link = by_key[f"oloproof-run-report-{suffix}"]  # a link artifact: Prefect keeps it as markdown
+    assert f"runs/{run_id}/report.html" in link["data"] and "file://" in link["data"]
+    table = by_key[f"oloproof-run-funnel-{suffix}"]
+    assert table["type"] == "markdown" and "| relevant evidence retrieved within depth 6 | 12 |" in table["data"]
+    assert "13 → 12 → 12 → 10 → 9" in (table.get("description") or "")
+    counts = [int(line.split("|")[2]) for line in table["data"].splitlines() if line.startswith("| ") and
+              line.split("|")[2].strip().isdigit()]  # fmt: skip
+    assert counts == [13, 12, 12, 10, 9]
 
 
 def test_ui_renders_the_flow_run_page(recorded_run, prefect_server_info, tmp_path):
@@ -144,18 +114,31 @@ def test_ui_renders_the_flow_run_page(recorded_run, prefect_server_info, tmp_pat
     page = f"{prefect_server_info.ui}/runs/flow-run/{flow_run['id']}"
 
     screenshot = tmp_path / "flow-run.png"
-    shot = _chromium(f"--user-data-dir={tmp_path / 'chromium-shot'}", f"--screenshot={screenshot}", page)
+    shot = chromium(f"--user-data-dir={tmp_path / 'chromium-shot'}", f"--screenshot={screenshot}", page)
     assert shot.returncode == 0, shot.stderr[-2000:]
     print(f"\nscreenshot of {page}: {screenshot}")
     assert screenshot.is_file(), shot.stderr[-2000:]
     data = screenshot.read_bytes()
-    width, height, nonzero = _png_facts(data)
+    width, height, nonzero = png_facts(data)
     assert (width, height) == (1400, 900)
     assert len(data) > 20_000, f"a {len(data)}-byte screenshot is blank"
     # about:blank gives 0.02%, the flow-run page 2-4%.
     assert nonzero > 0.005, f"the screenshot is (almost) one colour: {nonzero:.3%} non-zero filtered bytes"
 
-    dom = _chromium(f"--user-data-dir={tmp_path / 'chromium-dom'}", "--dump-dom", page)
+    # The run's artifacts as the UI lists them: the metrics, the funnel and the report's link.
+    artifacts = f"{prefect_server_info.ui}/artifacts"
+    listing = tmp_path / "artifacts.png"
+    shot = chromium(f"--user-data-dir={tmp_path / 'chromium-list'}", f"--screenshot={listing}", artifacts)
+    assert shot.returncode == 0 and listing.is_file(), shot.stderr[-2000:]
+    if os.environ.get("OLOPROOF_SCREENSHOTS"):  # how docs/ gets its pictures of the UI
+        target = Path(os.environ["OLOPROOF_SCREENSHOTS"])
+        for source, name in ((screenshot, "flow-run.png"), (listing, "flow-run-artifacts.png")):
+            shutil.copy(source, target / name)
+    listed = chromium(f"--user-data-dir={tmp_path / 'chromium-list-dom'}", "--dump-dom", artifacts)
+    for key in ("oloproof-run-funnel-", "oloproof-run-report-", "oloproof-run-0"):
+        assert key in listed.stdout, listed.stdout[-3000:]
+
+    dom = chromium(f"--user-data-dir={tmp_path / 'chromium-dom'}", "--dump-dom", page)
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert "Can't connect to Server API" not in dom.stdout, "the UI cannot reach the server's API"
     assert flow_run["name"] in dom.stdout, dom.stdout[-3000:]

@@ -158,6 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
     from oloproof._cli._sweep import add_sweep_parser
 
     add_sweep_parser(commands)
+    from oloproof._cli._report import add_report_parsers
+
+    add_report_parsers(commands, _add_store_options)
 
     index = commands.add_parser("index-updated", help="announce a rebuilt index (emits oloproof.index.updated)")
     index.add_argument("--index-version", required=True, metavar="V")
@@ -195,6 +198,10 @@ def _handler(command: str) -> Callable[[argparse.Namespace], int]:
         from oloproof._cli._sweep import sweep_command
 
         return sweep_command
+    if command in ("report", "trend"):
+        from oloproof._cli import _report
+
+        return {"report": _report.report_command, "trend": _report.trend_command}[command]
     if command in ("diagnose", "inspect"):
         from oloproof._cli import _diagnose
 

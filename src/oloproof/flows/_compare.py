@@ -14,6 +14,7 @@ from prefect import flow
 from oloproof._locate import locate_store
 from oloproof.comparison import Policy, check_comparable, load_policy
 from oloproof.flows._events import delivering_events
+from oloproof.flows._publish import publish_comparison_pages
 from oloproof.records import ComparisonRecord, ComparisonScope, RunRecords
 from oloproof.store import ResultsStore, read_run_records
 from oloproof.tasks._compare import (
@@ -109,6 +110,7 @@ def compare_prepared(prepared: PreparedComparison) -> ComparisonRecord:
     record = compute_comparison(mine, theirs, rules, prepared.scope, judges)
     record["comparison_id"] = comparison_id
     write_comparison(store, record)
+    publish_comparison_pages(store, record)
     return record
 
 

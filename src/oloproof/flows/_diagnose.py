@@ -22,6 +22,7 @@ from oloproof._system._resolve import import_callable
 from oloproof.config._settings import setting_paths
 from oloproof.diagnosis import passed_cases, select_failures
 from oloproof.flows._events import delivering_events
+from oloproof.flows._publish import publish_diagnosis_pages
 from oloproof.flows._run import PreparedRun
 from oloproof.records import RunManifest, RunRecords, StoredDiagnosis, StoredJudgment
 from oloproof.stages._identity import content_hash
@@ -296,6 +297,7 @@ def diagnose_prepared(prepared: PreparedDiagnosis) -> StoredDiagnosis:
     record["diagnosis_id"] = diagnosis_id_of(record)
     record["request"] = request.identity
     write_diagnosis(store, record, request.identity)
+    publish_diagnosis_pages(store, record)
     return record
 
 

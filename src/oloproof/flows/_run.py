@@ -32,6 +32,7 @@ from oloproof._ids import new_run_id
 from oloproof.config import parse_overrides
 from oloproof.flows._events import delivering_events
 from oloproof.flows._orphans import crash_orphaned_runs, project_tag, where_running
+from oloproof.flows._publish import publish_run_pages
 from oloproof.flows._runner import THREAD_WORKERS
 from oloproof.flows._storage import prefect_result_storage
 from oloproof.judging import judge_id
@@ -322,6 +323,7 @@ def run_stages(env: RunEnvironment) -> RunReport:
         manifest = _manifest(env, summary, started)
         write_run.submit(_quote(env), manifest, _quote(parts), _quote(summary.metrics)).result()
         publish_report.submit(manifest, _quote(summary.metrics), env.store_arguments).result()
+        publish_run_pages(env.store, manifest, summary.metrics)
         _log_report(manifest, summary.metrics)
         # Per-case data stays in the store: Prefect walks a flow's return value, and
         # at 100,000 cases that walk alone would take many seconds. The flow's result is

@@ -27,6 +27,7 @@ from oloproof._ids import new_run_id
 from oloproof._json import content_hash
 from oloproof.config import load_project
 from oloproof.flows._events import delivering_events
+from oloproof.flows._publish import publish_sweep_page
 from oloproof.flows._run import PreparedRun
 from oloproof.records import RunManifest, StoredCase, StoredJudgment
 from oloproof.store import ResultsStore, run_manifest, run_table, sweep_manifest, sweep_setting
@@ -273,6 +274,7 @@ def summarize(sweep: PreparedSweep) -> dict[str, JsonValue]:
                              holdout=request.holdout, seed=request.seed)  # fmt: skip
     record = {"sweep_id": sweep.sweep_id, "request": request.model_dump(mode="json"), **record}
     write_sweep(sweep.store, sweep.sweep_id, record)
+    publish_sweep_page(record)
     return record
 
 

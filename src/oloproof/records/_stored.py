@@ -183,9 +183,11 @@ class StoredRetrieval(TypedDict, total=False):
         chunk_id: Its chunk.
         text: The passage text.
         in_context: Whether it was kept in the context.
+        repeat: Which repeat retrieved it (absent in runs made before repeats: 0).
     """
 
     case_id: str
+    repeat: int
     position: int
     doc_id: str
     chunk_id: str | None

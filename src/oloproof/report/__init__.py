@@ -3,7 +3,10 @@
 from oloproof.report._cases import render_run_cases
 from oloproof.report._catalogue import catalogue_results
 from oloproof.report._facts import best_relevant_position, case_facts, slice_value, slice_values
+from oloproof.report._funnel import Funnel, FunnelStep, failure_funnel, render_funnel
+from oloproof.report._html import pack_cases, read_report_cases, render_html
 from oloproof.report._judge_errors import ProviderErrors, judge_error_lines, provider_errors
+from oloproof.report._page import JudgeStatus, ReportPage, TrendRow, case_views
 from oloproof.report._render import (
     basis_text,
     cache_lines,
@@ -19,18 +22,29 @@ from oloproof.report._render import (
 from oloproof.report._summary import summarize_criterion, summarize_metrics
 
 __all__ = [
+    "Funnel",
+    "FunnelStep",
+    "JudgeStatus",
     "ProviderErrors",
+    "ReportPage",
+    "TrendRow",
     "basis_text",
     "best_relevant_position",
     "cache_lines",
     "case_facts",
+    "case_views",
     "catalogue_results",
     "estimate_text",
+    "failure_funnel",
     "interval_text",
     "judge_error_lines",
     "judges_line",
     "missing_text",
+    "pack_cases",
     "provider_errors",
+    "read_report_cases",
+    "render_funnel",
+    "render_html",
     "render_judge_estimates",
     "render_run",
     "render_run_cases",

@@ -41,6 +41,7 @@ __all__ = [
     "PREFECT_DIR",
     "RUNS_DIR",
     "RUN_MANIFEST",
+    "RUN_REPORT",
     "RUN_TABLES",
     "SAMPLES_DIR",
     "SWEEPS_DIR",
@@ -49,13 +50,16 @@ __all__ = [
     "comparison_decisions",
     "comparison_dir",
     "comparison_manifest",
+    "comparison_report",
     "diagnosis_dir",
     "diagnosis_labels",
     "diagnosis_manifest",
+    "diagnosis_report",
     "diagnosis_request",
     "entry_file",
     "run_dir",
     "run_manifest",
+    "run_report",
     "run_table",
     "run_table_file",
     "sample_labels",
@@ -77,6 +81,7 @@ SAMPLES_DIR = "samples"
 SWEEPS_DIR = "sweeps"
 
 RUN_MANIFEST = "run.json"
+RUN_REPORT = "report.html"
 DIAGNOSIS_MANIFEST = "diagnosis.json"
 DIAGNOSIS_LABELS = "labels.parquet"
 COMPARISON_MANIFEST = "comparison.json"
@@ -158,6 +163,21 @@ def run_dir(run_id: str) -> str:
 def run_manifest(run_id: str) -> str:
     """The run manifest, written last: ``runs/<run_id>/run.json``."""
     return f"{run_dir(run_id)}/{RUN_MANIFEST}"
+
+
+def run_report(run_id: str) -> str:
+    """A run's HTML report, written after its manifest: ``runs/<run_id>/report.html``."""
+    return f"{run_dir(run_id)}/{RUN_REPORT}"
+
+
+def diagnosis_report(diagnosis_id: str) -> str:
+    """The HTML report of a diagnosis's run, labelled by it: ``diagnoses/<id>/report.html``."""
+    return f"{diagnosis_dir(diagnosis_id)}/{RUN_REPORT}"
+
+
+def comparison_report(comparison_id: str) -> str:
+    """The HTML report of a comparison's candidate run, with it: ``comparisons/<id>/report.html``."""
+    return f"{comparison_dir(comparison_id)}/{RUN_REPORT}"
 
 
 def run_table(run_id: str, table: str) -> str:
