@@ -1,4 +1,5 @@
-"""Git holds source, not binaries: no tracked file over 1 MB, no wheel or archive, no binary content.
+"""Git holds source, not binaries: no tracked file over 1 MB, no wheel or archive, no binary content
+but the documentation's screenshots (PNG files under ``docs/``, each under 250 KB).
 
 A build output or a downloaded wheel committed by mistake grows every clone for good (a 10.6 MB
 wheel once made 78% of the tracked bytes). The largest legitimate file, a reference fixture, is
@@ -17,6 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 MAX_BYTES = 1_000_000
 """The largest file git may track."""
+
+MAX_SCREENSHOT_BYTES = 250_000
+"""The largest screenshot the documentation may hold (the README shows them)."""
 
 BINARY_SUFFIXES = (".whl", ".egg", ".tar.gz", ".tgz", ".zip", ".so", ".dylib", ".dll", ".exe", ".pyc",
                    ".pyd", ".o", ".a", ".duckdb", ".parquet", ".sqlite", ".db")  # fmt: skip
@@ -42,6 +46,9 @@ def unwanted(root: Path) -> dict[str, str]:
             found[name] = f"{size:,} bytes, over {MAX_BYTES:,}"
         elif path.name.endswith(BINARY_SUFFIXES):
             found[name] = "a built, packed or database file"
+        elif name.startswith("docs/") and name.endswith(".png") and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n":
+            if size > MAX_SCREENSHOT_BYTES:
+                found[name] = f"a {size:,}-byte screenshot, over {MAX_SCREENSHOT_BYTES:,}"
         elif b"\0" in path.read_bytes()[:8192]:  # how git itself tells a binary file
             found[name] = "binary content"
     return found
@@ -64,9 +71,16 @@ def test_a_committed_wheel_a_large_file_and_a_binary_are_each_found(tmp_path):
     (tmp_path / "big.json").write_text("0" * (MAX_BYTES + 1), encoding="utf-8")
     (tmp_path / "blob.txt").write_bytes(b"text\0more")
     (tmp_path / "untracked.whl").write_bytes(b"PK")
-    subprocess.run([*git, "add", "ok.py", "tool-1.0-py3-none-any.whl", "big.json", "blob.txt"], check=True)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "shot.png").write_bytes(b"\x89PNG\r\n\x1a\n\0small")
+    (tmp_path / "docs" / "huge.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * MAX_SCREENSHOT_BYTES)
+    (tmp_path / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\0outside docs")
+    subprocess.run([*git, "add", "ok.py", "tool-1.0-py3-none-any.whl", "big.json", "blob.txt", "docs", "image.png"],
+                   check=True)  # fmt: skip
     assert unwanted(tmp_path) == {
         "big.json": f"{MAX_BYTES + 1:,} bytes, over {MAX_BYTES:,}",
         "blob.txt": "binary content",
+        "docs/huge.png": f"a {MAX_SCREENSHOT_BYTES + 8:,}-byte screenshot, over {MAX_SCREENSHOT_BYTES:,}",
+        "image.png": "binary content",
         "tool-1.0-py3-none-any.whl": "a built, packed or database file",
     }
