@@ -69,8 +69,14 @@ def test_the_report_holds_the_funnel_labelled_by_the_diagnosis_and_the_compariso
     dropped = [p for c in cases if c["id"] == "refund_review" for p in c["candidates"] if p["dropped"]]
     assert {p["dropped"] for p in dropped} <= {"beyond_top_k", "token_budget"} and "token_budget" in {
         p["dropped"] for p in dropped}
-    # The run flow wrote the same kind of page beside the run, for the Prefect UI's link.
-    assert (Path(w["dir"]) / ".oloproof" / "results" / "runs" / w["baseline"] / "report.html").is_file()
+    # The flows wrote the same kind of page beside what they recorded, for the Prefect UI's links:
+    # the run's, the diagnosis's (labelled by it) and the comparison's (its candidate, with it).
+    store = Path(w["dir"]) / ".oloproof" / "results"
+    assert (store / "runs" / w["baseline"] / "report.html").is_file()
+    diagnosed = (store / "diagnoses" / w["diagnosis"].removeprefix("sha256:") / "report.html").read_text("utf-8")
+    assert "RETRIEVAL_MISS" in diagnosed and f"Run {w['baseline']}" in diagnosed
+    compared = (store / "comparisons" / w["comparison"].removeprefix("sha256:") / "report.html").read_text("utf-8")
+    assert f"Run {w['candidate']}" in compared and "gate BLOCK" in compared
 
 
 @pytest.mark.parametrize(("argv", "message"), [

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from oloproof._cli._common import emit_json, print_lines
 from oloproof._exceptions import UsageError
@@ -15,6 +16,7 @@ from oloproof._locate import locate_store
 
 if TYPE_CHECKING:
     from oloproof.report import TrendRow
+    from oloproof.store import ResultsStore
 
 __all__ = ["add_report_parsers", "report_command", "trend_command", "write_atomically"]
 
@@ -78,15 +80,16 @@ def write_atomically(path: str, text: str) -> None:
         raise
 
 
-def _primary_trend(store: object, page_run: dict, criterion: str | None) -> list[TrendRow]:
+def _primary_trend(store: ResultsStore, page_run: dict[str, Any], criterion: str | None) -> list[TrendRow]:
+    """The report's trend section: ``criterion`` over the store's runs of this system, up to this run."""
     from oloproof.tasks._trend import criterion_trend
 
     if criterion is None:
         return []
     try:
-        return criterion_trend(store, criterion, last=TREND_LAST,  # type: ignore[arg-type]
-                               system_name=(page_run.get("system") or {}).get("name"), until=page_run["run_id"])
-    except UsageError:
+        return criterion_trend(store, criterion, last=TREND_LAST, system_name=(page_run.get("system") or {}).get("name"),
+                               until=page_run["run_id"])  # fmt: skip
+    except UsageError:  # no earlier run has it: the section is left out
         return []
 
 
@@ -100,9 +103,7 @@ def report_command(args: argparse.Namespace) -> int:
     criterion = page.funnels[0].criterion if page.funnels else None
     trend = _primary_trend(store, dict(page.report), criterion)
     if trend:
-        from dataclasses import replace
-
-        page = replace(page, trend=trend, trend_criterion=criterion)
+        page = dataclasses.replace(page, trend=trend, trend_criterion=criterion)
     html = render_html(page)
     write_atomically(args.output, html)
     if args.json:

@@ -24,7 +24,17 @@ from oloproof.tasks._artifacts import (
     publish_trend,
 )
 
-__all__ = ["publish_comparison_pages", "publish_diagnosis_pages", "publish_run_pages", "publish_sweep_page"]
+__all__ = [
+    "PAGE_MAX_CASES",
+    "publish_comparison_pages",
+    "publish_diagnosis_pages",
+    "publish_run_pages",
+    "publish_sweep_page",
+]
+
+PAGE_MAX_CASES = 20_000
+"""The most cases a run flow writes an HTML report of by itself: a larger run's report
+reads every table back, and is written on demand (``oloproof report RUN``) instead."""
 
 
 def _warn_on_failure(what: str, publish: Callable[[], Any]) -> None:
@@ -59,7 +69,11 @@ def publish_run_pages(store: ResultsStore, manifest: RunManifest, metrics: list[
         return
 
     def publish() -> None:
-        publish_run_report.submit(store, manifest.run_id).result()
+        if manifest.case_count > PAGE_MAX_CASES:
+            get_run_logger().info("Run %s has %d cases: its HTML report is written on demand (oloproof report %s)",
+                                  manifest.run_id, manifest.case_count, manifest.run_id)  # fmt: skip
+        else:
+            publish_run_report.submit(store, manifest.run_id).result()
         criterion = _trend_criterion(metrics)
         if _deployed() and criterion is not None:
             from oloproof.tasks._trend import criterion_trend
@@ -71,20 +85,27 @@ def publish_run_pages(store: ResultsStore, manifest: RunManifest, metrics: list[
     _warn_on_failure(f"Run {manifest.run_id}", publish)
 
 
+def _small_enough(store: ResultsStore, run_id: str) -> bool:
+    """Whether a run is small enough for a flow to write its report by itself (`PAGE_MAX_CASES`)."""
+    from oloproof.store import run_manifest
+
+    return int(store.read_json(run_manifest(run_id)).get("case_count") or 0) <= PAGE_MAX_CASES
+
+
 def publish_diagnosis_pages(store: ResultsStore, record: StoredDiagnosis) -> None:
     """A diagnosis's labels, and its run's report labelled by it."""
     from oloproof.diagnosis import render_diagnosis
 
-    _warn_on_failure(f"Diagnosis {record['diagnosis_id']}",
-                     lambda: publish_diagnosis.submit(store, record, render_diagnosis(record)).result())
+    _warn_on_failure(f"Diagnosis {record['diagnosis_id']}", lambda: publish_diagnosis.submit(
+        store, record, render_diagnosis(record), _small_enough(store, record["parent_run_id"])).result())
 
 
 def publish_comparison_pages(store: ResultsStore, record: ComparisonRecord) -> None:
     """A comparison's decisions and gate, and its candidate's report with it."""
     from oloproof.comparison import render_comparison
 
-    _warn_on_failure(f"Comparison {record['comparison_id']}",
-                     lambda: publish_comparison.submit(store, record, render_comparison(record)).result())
+    _warn_on_failure(f"Comparison {record['comparison_id']}", lambda: publish_comparison.submit(
+        store, record, render_comparison(record), _small_enough(store, record["candidate_run_id"])).result())
 
 
 def publish_sweep_page(record: dict[str, Any]) -> None:

@@ -7,6 +7,7 @@ case browser pages through. The page itself is `oloproof.report.render_html`.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -116,8 +117,6 @@ def _text(value: JsonValue) -> str:
         return value
     if isinstance(value, dict) and len(value) == 1 and isinstance(next(iter(value.values())), str):
         return str(next(iter(value.values())))
-    import json
-
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 

@@ -73,23 +73,23 @@ def publish_run_report(store: ResultsStore, run_id: str) -> str:
 
 @task(cache_policy=NO_CACHE, name="publish-diagnosis", retries=2, retry_condition_fn=retry_io_only,
       retry_delay_seconds=1)  # fmt: skip
-def publish_diagnosis(store: ResultsStore, record: StoredDiagnosis, lines: list[str]) -> str:
-    """A diagnosis's labels on its flow-run page, and its run's report labelled by it."""
+def publish_diagnosis(store: ResultsStore, record: StoredDiagnosis, lines: list[str], with_page: bool = True) -> None:
+    """A diagnosis's labels on its flow-run page, and (``with_page``) its run's report labelled by it."""
     from prefect.artifacts import create_markdown_artifact
 
     diagnosis_id = record["diagnosis_id"]
     create_markdown_artifact(markdown="\n".join([f"# Diagnosis of run `{record['parent_run_id']}`", "", "```",
                                                  *lines, "```"]),
                              key=artifact_key("diagnosis", diagnosis_id), description=f"Diagnosis {diagnosis_id}")
-    page = build_report_page(store, record["parent_run_id"], diagnosis_id=diagnosis_id)
-    return _publish_page(store, page, diagnosis_report(diagnosis_id.removeprefix("sha256:")), "diagnosis",
-                         diagnosis_id)  # fmt: skip
+    if with_page:
+        page = build_report_page(store, record["parent_run_id"], diagnosis_id=diagnosis_id)
+        _publish_page(store, page, diagnosis_report(diagnosis_id.removeprefix("sha256:")), "diagnosis", diagnosis_id)
 
 
 @task(cache_policy=NO_CACHE, name="publish-comparison", retries=2, retry_condition_fn=retry_io_only,
       retry_delay_seconds=1)  # fmt: skip
-def publish_comparison(store: ResultsStore, record: ComparisonRecord, lines: list[str]) -> str:
-    """A comparison's decisions and gate on its flow-run page, and its candidate's report with it."""
+def publish_comparison(store: ResultsStore, record: ComparisonRecord, lines: list[str], with_page: bool = True) -> None:
+    """A comparison's decisions and gate on its flow-run page, and (``with_page``) its candidate's report with it."""
     from prefect.artifacts import create_markdown_artifact
 
     comparison_id = record["comparison_id"]
@@ -99,9 +99,10 @@ def publish_comparison(store: ResultsStore, record: ComparisonRecord, lines: lis
     create_markdown_artifact(markdown="\n".join([head, "", runs, "", "```", *lines, "```"]),
                              key=artifact_key("comparison", comparison_id),
                              description=f"Comparison {comparison_id}")  # fmt: skip
-    page = build_report_page(store, record["candidate_run_id"], comparison_id=comparison_id)
-    return _publish_page(store, page, comparison_report(comparison_id.removeprefix("sha256:")), "comparison",
-                         comparison_id)  # fmt: skip
+    if with_page:
+        page = build_report_page(store, record["candidate_run_id"], comparison_id=comparison_id)
+        _publish_page(store, page, comparison_report(comparison_id.removeprefix("sha256:")), "comparison",
+                      comparison_id)  # fmt: skip
 
 
 @task(cache_policy=NO_CACHE, name="publish-trend", retries=2, retry_condition_fn=retry_io_only,

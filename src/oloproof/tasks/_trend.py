@@ -9,6 +9,7 @@ excludes 0.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Literal, cast
 
 from oloproof._exceptions import UsageError
@@ -82,7 +83,5 @@ def _paired(store: ResultsStore, row: TrendRow, before: str, criterion: str, con
     if not pairing["pairs"]:
         return row
     line = paired_line_values(pairing, confidence)
-    from dataclasses import replace
-
-    return replace(row, difference=line["difference"], difference_low=line["low"], difference_high=line["high"],
+    return dataclasses.replace(row, difference=line["difference"], difference_low=line["low"], difference_high=line["high"],
                    paired=pairing["paired"])
