@@ -79,6 +79,25 @@ def test_the_report_holds_the_funnel_labelled_by_the_diagnosis_and_the_compariso
     assert f"Run {w['candidate']}" in compared and "gate BLOCK" in compared
 
 
+def test_a_child_runs_report_says_what_it_is_and_a_score_diagnosis_labels_its_funnel(run_cli, walkthrough, tmp_path):
+    w = walkthrough
+    store = Path(w["dir"]) / ".oloproof" / "results"
+    record = json.loads((store / "diagnoses" / w["diagnosis"].removeprefix("sha256:") / "diagnosis.json").read_text())
+    gold_run = record["child_runs"]["gold_context"]
+    code, _, err = _report(run_cli, w, gold_run, "-o", str(tmp_path / "child.html"))
+    assert code == 0, err
+    html = (tmp_path / "child.html").read_text(encoding="utf-8")
+    assert f"A re-execution (gold context) of run {w['baseline']} for a diagnosis" in html
+    assert "No funnel" in html and 'id="trend"' not in html  # the gold context was not retrieved; no history
+    code, out, err = run_cli("diagnose", w["baseline"], "--intervention", "gold-context", "--criterion", "ndcg_at_6",
+                             "--threshold", "0.9", "--project", w["dir"], "--json")  # fmt: skip
+    assert code == 0, err
+    scored = json.loads(out)["diagnosis_id"]
+    code, out, err = _report(run_cli, w, w["baseline"], "--diagnosis", scored, "-o", str(tmp_path / "s.html"), "--json")
+    assert code == 0, err
+    assert "ndcg_at_6: 13 → 12 → 12 →" in (tmp_path / "s.html").read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["run_01ARZ3NDEKTSV4RRFFQ69G5FAV"], "no complete run 'run_01ARZ3NDEKTSV4RRFFQ69G5FAV'"),
     (["{candidate}", "--diagnosis", "{diagnosis}"], "is of run {baseline}, not {candidate}"),
@@ -122,6 +141,8 @@ def test_trend_marks_the_index_change_across_five_runs(run_cli, tmp_path):
     assert "69.2%" in rows[0] and "[38.5%, 91.0%]" in rows[0]
     code, out, err = run_cli("trend", str(project), "--criterion", "answer_correct", "--last", "2", "--json")
     assert code == 0, err
-    assert [(r["index_version"], r["changed"]) for r in json.loads(out)] == [("kb-2", False), ("kb-2", False)]
+    # The oldest run shown is still set against the run before it: the change stays marked.
+    assert [(r["index_version"], r["changed"]) for r in json.loads(out)] == [("kb-2", True), ("kb-2", False)]
+    assert json.loads(out)[0]["paired"] == 13
     code, _, err = run_cli("trend", str(project), "--criterion", "no_such_criterion")
     assert code == 2 and "no run in the store has criterion 'no_such_criterion'" in err

@@ -90,6 +90,11 @@ def test_the_report_renders_offline_with_its_funnel_and_cases(run_cli, tmp_path)
     assert "data-pwned" not in opened.stdout.split("<body", 1)[1].split(">", 1)[0]
     assert console_messages(opened.stderr) == []
 
+    # A malformed case link is ignored: the page still draws its cases, and logs nothing.
+    broken = chromium(f"--user-data-dir={tmp_path / 'broken'}", "--dump-dom", "--enable-logging=stderr", "--v=0",
+                      report.as_uri() + "#case=%E0%A4")  # fmt: skip
+    assert "data-ready-ms" in broken.stdout and console_messages(broken.stderr) == []
+
 
 def test_the_network_check_sees_a_page_that_does_make_requests(tmp_path):
     if shutil.which("chromium") is None:

@@ -65,3 +65,10 @@ def test_with_repeats_a_case_passes_by_the_majority_of_its_repeats_and_retrieves
         [_verdict("b", v, r) for r, v in enumerate([True, False, False])]
     funnel = failure_funnel(cases, verdicts, "answer_correct", depth=6, top_k=2)
     assert funnel.counts == (2, 2, 2, 2, 1) and funnel.steps[-1].lost == ("b",)
+
+
+def test_a_score_criterion_follows_the_funnel_at_a_threshold():
+    scored = [{**v, "criterion": "ndcg", "passed": None, "value": 0.95 if v["passed"] else 0.2} for v in VERDICTS
+              if v["status"] == "observed"]  # fmt: skip
+    funnel = failure_funnel(CASES, scored, "ndcg", depth=6, top_k=2, threshold=0.9)
+    assert funnel.counts == (8, 5, 4, 3, 2)

@@ -49,6 +49,7 @@ def add_report_parsers(commands: argparse._SubParsersAction, store_options: Call
     trend.add_argument("--criterion", required=True, metavar="NAME")
     trend.add_argument("--by", default="index_version", choices=["index_version", "version"])
     trend.add_argument("--last", type=int, metavar="N", help="only the last N runs with the criterion")
+    trend.add_argument("--system", metavar="NAME", help="the system whose runs to follow (default: the latest run's)")
     store_options(trend)
 
 
@@ -58,19 +59,25 @@ def write_atomically(path: str, text: str) -> None:
     Raises:
         UsageError: The path is a folder, or its folder is missing or not writable.
     """
-    target = Path(path)
+    if not path:
+        raise UsageError("--output is empty: give a file name for the report", field="--output")
+    target = Path(path).resolve()  # a link is written through, never replaced
     if target.is_dir():
         raise UsageError(f"{path} is a folder: give a file name for the report", path=path, field="--output")
-    folder = target.parent if str(target.parent) else Path(".")
+    if target.exists() and not target.is_file():
+        raise UsageError(f"{path} is not a regular file: give a file name for the report", path=path,
+                         field="--output")  # fmt: skip
+    folder = target.parent
     if not folder.is_dir():
         raise UsageError(f"cannot write the report: folder {folder} does not exist", path=path, field="--output")
     try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        handle, temporary = tempfile.mkstemp(prefix=".oloproof-", suffix=".tmp", dir=folder)
     except OSError as error:
         raise UsageError(f"cannot write the report: {error.strerror}", path=path, field="--output") from None
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)
+        os.chmod(temporary, _file_mode(target))
         os.replace(temporary, target)
     except OSError as error:
         Path(temporary).unlink(missing_ok=True)
@@ -80,15 +87,24 @@ def write_atomically(path: str, text: str) -> None:
         raise
 
 
+def _file_mode(target: Path) -> int:
+    """The mode a written report gets: the file's own if it exists, else what the umask allows."""
+    if target.exists():
+        return target.stat().st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def _primary_trend(store: ResultsStore, page_run: dict[str, Any], criterion: str | None) -> list[TrendRow]:
     """The report's trend section: ``criterion`` over the store's runs of this system, up to this run."""
     from oloproof.tasks._trend import criterion_trend
 
-    if criterion is None:
+    if criterion is None or page_run.get("kind", "run") != "run":  # a child run has no history of its own
         return []
     try:
         return criterion_trend(store, criterion, last=TREND_LAST, system_name=(page_run.get("system") or {}).get("name"),
-                               until=page_run["run_id"])  # fmt: skip
+                               until=page_run.get("created_at"))  # fmt: skip
     except UsageError:  # no earlier run has it: the section is left out
         return []
 
@@ -119,18 +135,19 @@ def report_command(args: argparse.Namespace) -> int:
 
 def trend_command(args: argparse.Namespace) -> int:
     """The criterion across the store's runs, oldest first."""
-    from oloproof.tasks._trend import criterion_trend
+    from oloproof.tasks._trend import criterion_trend, latest_system
 
     store = locate_store(args.results, args.project if args.project is not None else args.project_dir)
-    rows = criterion_trend(store, args.criterion, by=args.by, last=args.last)
+    system = args.system or latest_system(store)
+    rows = criterion_trend(store, args.criterion, by=args.by, last=args.last, system_name=system)
     if args.json:
-        emit_json([{**vars(row), "distinguishable": row.distinguishable} for row in rows])
+        emit_json([{**vars(row), "system": system, "distinguishable": row.distinguishable} for row in rows])
         return 0
-    print_lines(render_trend(rows, args.criterion, args.by))
+    print_lines(render_trend(rows, args.criterion, args.by, system))
     return 0
 
 
-def render_trend(rows: list[TrendRow], criterion: str, by: str) -> list[str]:
+def render_trend(rows: list[TrendRow], criterion: str, by: str, system: str | None = None) -> list[str]:
     """The trend as a terminal table; a row whose ``by`` key changed is marked ``*``."""
     from oloproof.report import render_table
 
@@ -146,4 +163,8 @@ def render_trend(rows: list[TrendRow], criterion: str, by: str) -> list[str]:
         body.append([("* " if row.changed else "  ") + row.run_id, row.created_at[:19], row.version,
                      row.index_version or "none", row.shown, row.shown_interval, against])  # fmt: skip
     headers = ["run", "created", "version", "index", criterion, "interval", f"{by} vs the run before"]
-    return [*render_table(headers, body), f"* {by} changed from the run before"]
+    lines = [f"{criterion} across the runs of {system}" if system else f"{criterion} across the runs",
+             *render_table(headers, body)]  # fmt: skip
+    if any(row.changed for row in rows):
+        lines.append(f"* {by} changed from the run before")
+    return lines

@@ -26,7 +26,7 @@ __all__ = ["build_parser", "main"]
 EXIT_INPUT = 2
 QUERY_TIMEOUT_S = 300.0
 """Default seconds ``oloproof query`` lets a statement run: a dashboard's query must end."""
-_WRITES_NOTHING = frozenset({"query", "show", "results"})
+_WRITES_NOTHING = frozenset({"query", "show", "results", "report", "trend"})
 """Commands an interruption tells nothing of kept records: they write none."""
 
 

@@ -79,7 +79,7 @@ def publish_run_pages(store: ResultsStore, manifest: RunManifest, metrics: list[
             from oloproof.tasks._trend import criterion_trend
 
             rows = criterion_trend(store, criterion, last=TREND_RUNS, system_name=str(manifest.system.get("name")),
-                                   until=manifest.run_id)  # fmt: skip
+                                   until=manifest.model_dump(mode="json")["created_at"])  # fmt: skip
             publish_trend.submit(store, manifest.run_id, rows, criterion).result()
 
     _warn_on_failure(f"Run {manifest.run_id}", publish)

@@ -154,7 +154,17 @@ def _run_view(report: Mapping[str, Any]) -> dict[str, Any]:
             "system_version": system.get("version"), "index_version": system.get("index_version"),
             "cases": report.get("case_count"), "repeats": report.get("repeats") or 1,
             "created_at": report.get("created_at"), "dataset": report.get("dataset"),
-            "confidence": f"{float(report.get('confidence') or 0.95):.0%}"}  # fmt: skip
+            "confidence": f"{float(report.get('confidence') or 0.95):.0%}", "child": _child_text(report)}  # fmt: skip
+
+
+def _child_text(report: Mapping[str, Any]) -> str | None:
+    """What a child run was run for, e.g. ``a re-execution (gold context) of run_… for a diagnosis``."""
+    kind, parent = report.get("kind") or "run", report.get("parent") or {}
+    if kind == "run":
+        return None
+    what = {"diagnosis_child": "a diagnosis", "sweep_child": "a sweep"}.get(kind, kind)
+    role = f" ({parent['role']})" if parent.get("role") else ""
+    return f"A re-execution{role} of run {parent.get('run_id', '?')} for {what}: not a run of its own."
 
 
 def render_html(page: ReportPage) -> str:

@@ -93,12 +93,19 @@ def build_report_page(store: ResultsStore, run_id: str, *, diagnosis_id: str | N
     system = report.get("system") or {}
     labels = {case.case_id: case.label for case in diagnosis.cases} if diagnosis is not None else {}
     criteria = _pass_fail(judgments)
-    if diagnosis is not None and diagnosis.criterion in criteria:  # the diagnosed criterion's funnel first
-        criteria.remove(diagnosis.criterion)
+    thresholds: dict[str, float | None] = {}
+    if diagnosis is not None:  # the diagnosed criterion's funnel first, a score at the diagnosis's threshold
+        if diagnosis.criterion in criteria:
+            criteria.remove(diagnosis.criterion)
         criteria.insert(0, diagnosis.criterion)
-    funnels = [failure_funnel(cases, judgments, criterion, depth=system.get("depth"), top_k=system.get("top_k"),
-                              labels=labels if diagnosis and criterion == diagnosis.criterion else None)
-               for criterion in criteria]  # fmt: skip
+        thresholds[diagnosis.criterion] = diagnosis.threshold
+    # A re-execution from the gold context did not retrieve what it answered from: no evidence funnel.
+    gold = (report.get("variant") or {}).get("context_source") == "gold"
+    funnels = [] if gold else [
+        failure_funnel(cases, judgments, criterion, depth=system.get("depth"), top_k=system.get("top_k"),
+                       threshold=thresholds.get(criterion),
+                       labels=labels if diagnosis and criterion == diagnosis.criterion else None)
+        for criterion in criteria]  # fmt: skip
     return ReportPage(report=report, cases=cases, judgments=judgments, retrievals=retrievals, funnels=funnels,
                       diagnosis=diagnosis, comparison=comparison, judges=_judge_statuses(store, report),
                       trend=trend or (), trend_criterion=trend_criterion, slices=list(report.get("slices") or []))

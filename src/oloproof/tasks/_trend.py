@@ -18,19 +18,34 @@ from oloproof.records import MetricSummary, StoredJudgment
 from oloproof.report import TrendRow, estimate_text, interval_text
 from oloproof.store import ResultsStore, run_table
 
-__all__ = ["TREND_KEYS", "TrendKey", "criterion_trend"]
+__all__ = ["TREND_KEYS", "TrendKey", "criterion_trend", "latest_system"]
 
 TrendKey = Literal["index_version", "version"]
 
 TREND_KEYS: tuple[TrendKey, ...] = ("index_version", "version")
 
 
-def _runs(store: ResultsStore, system_name: str | None) -> list[tuple[str, str, str, str | None]]:
-    """The user's runs, oldest first: (run id, created at, system version, index version)."""
-    where, params = ("WHERE system_name = ?", [system_name]) if system_name else ("", [])
+def _runs(store: ResultsStore, system_name: str | None,
+          until: str | None) -> list[tuple[str, str, str, str | None]]:  # fmt: skip
+    """The user's runs (of ``system_name``, made no later than ``until``), oldest first:
+    (run id, created at, system version, index version)."""
+    conditions, params = [], []
+    if system_name:
+        conditions.append("system_name = ?")
+        params.append(system_name)
+    if until:
+        conditions.append("created_at <= ?")
+        params.append(until)
+    where = f"WHERE {' AND '.join(conditions)} " if conditions else ""
     _, rows = store.query("SELECT run_id, created_at, system_version, index_version FROM runs "
-                          f"{where} ORDER BY created_at, run_id", params)  # fmt: skip
+                          f"{where}ORDER BY created_at, run_id", params)  # fmt: skip
     return [(str(r[0]), str(r[1]), str(r[2]), None if r[3] is None else str(r[3])) for r in rows]
+
+
+def latest_system(store: ResultsStore) -> str | None:
+    """The system of the store's latest user run (what ``oloproof trend`` follows by default)."""
+    _, rows = store.query("SELECT system_name FROM runs ORDER BY created_at DESC, run_id DESC LIMIT 1")
+    return None if not rows else str(rows[0][0])
 
 
 def _overall(store: ResultsStore, run_id: str, criterion: str) -> MetricSummary | None:
@@ -40,7 +55,9 @@ def _overall(store: ResultsStore, run_id: str, criterion: str) -> MetricSummary 
 
 def criterion_trend(store: ResultsStore, criterion: str, *, by: TrendKey = "index_version", last: int | None = None,
                     system_name: str | None = None, until: str | None = None) -> list[TrendRow]:  # fmt: skip
-    """The criterion over the store's runs (of ``system_name``, up to run ``until``), oldest first.
+    """The criterion over the store's runs (of ``system_name``, made no later than the time
+    ``until``), oldest first; with ``last``, the last runs only, each still set against the
+    run before it.
 
     Raises:
         UsageError: ``by`` is unknown, ``last`` is below 1, or no run has the criterion.
@@ -50,15 +67,16 @@ def criterion_trend(store: ResultsStore, criterion: str, *, by: TrendKey = "inde
     if last is not None and last < 1:
         raise UsageError(f"--last must be at least 1, got {last}", field="--last")
     found: list[tuple[tuple[str, str, str, str | None], MetricSummary]] = []
-    for run in _runs(store, system_name):
+    runs = _runs(store, system_name, until)
+    # Newest first, so that --last reads only the runs it shows and the one before them.
+    for run in reversed(runs):
         metric = _overall(store, run[0], criterion)
         if metric is not None:
-            found.append((run, metric))
-        if run[0] == until:
-            break
+            found.insert(0, (run, metric))
+            if last is not None and len(found) > last:
+                break
     if not found:
         raise UsageError(f"no run in the store has criterion {criterion!r}", field="--criterion")
-    found = found[-last:] if last is not None else found
     rows: list[TrendRow] = []
     previous: tuple[tuple[str, str, str, str | None], MetricSummary] | None = None
     for run, metric in found:
@@ -72,7 +90,7 @@ def criterion_trend(store: ResultsStore, criterion: str, *, by: TrendKey = "inde
             row = _paired(store, row, previous[0][0], criterion, metric["confidence"])
         rows.append(row)
         previous = (run, metric)
-    return rows
+    return rows[-last:] if last is not None else rows
 
 
 def _paired(store: ResultsStore, row: TrendRow, before: str, criterion: str, confidence: float) -> TrendRow:

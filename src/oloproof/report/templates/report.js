@@ -33,12 +33,17 @@ oloproofCases().then(function (data) {
   cases.forEach(function (c) {
     Object.keys(c.slices).forEach(function (name) { sliceValues[name + "=" + c.slices[name]] = true; });
     labels[c.label || ""] = true;
-    c.verdicts.forEach(function (v) { criteria[v.criterion] = true; });
+    c.verdicts.forEach(function (v) {
+      // Pass/fail verdicts can be filtered by pass and fail; a score only by missing.
+      criteria[v.criterion] = criteria[v.criterion] || v.passed !== null && v.passed !== undefined;
+    });
   });
   Object.keys(sliceValues).sort().forEach(function (key) { option(sliceSel, key, key); });
   Object.keys(labels).sort().forEach(function (key) { option(labelSel, key || "(none)", key || "(no label)"); });
   Object.keys(criteria).sort().forEach(function (name) {
-    ["pass", "fail", "missing"].forEach(function (kind) { option(verdictSel, name + ":" + kind, name + ": " + kind); });
+    (criteria[name] ? ["pass", "fail", "missing"] : ["missing"]).forEach(function (kind) {
+      option(verdictSel, name + ":" + kind, name + ": " + kind);
+    });
   });
 
   function matches(c) {
@@ -117,10 +122,15 @@ oloproofCases().then(function (data) {
   document.getElementById("page-next").addEventListener("click", function () { page++; render(); });
   // report.html#case=ID opens that case: a link to one case can be sent.
   function openLinked() {
-    var hash = decodeURIComponent(window.location.hash || "");
+    var hash;
+    try { hash = decodeURIComponent(window.location.hash || ""); } catch (e) { return; }  // a malformed link
     if (hash.indexOf("#case=") !== 0) return;
-    var id = hash.slice(6), at = shown.map(function (c) { return c.id; }).indexOf(id);
-    if (at < 0) return;
+    var id = hash.slice(6);
+    if (cases.map(function (c) { return c.id; }).indexOf(id) < 0) return;
+    // The linked case is shown whatever the filters were.
+    sliceSel.value = verdictSel.value = labelSel.value = search.value = "";
+    shown = cases;
+    var at = shown.map(function (c) { return c.id; }).indexOf(id);
     page = Math.floor(at / pageSize);
     render();
     var rows = list.querySelectorAll("details.case");
@@ -128,9 +138,9 @@ oloproofCases().then(function (data) {
       if (rows[i].getAttribute("data-case") === id) { rows[i].open = true; rows[i].appendChild(body(shown[at])); }
     }
   }
+  window.addEventListener("hashchange", openLinked);
   render();
   openLinked();
   // When the page was usable, from navigation start: what a benchmark of large reports reads.
   document.documentElement.setAttribute("data-ready-ms", String(Math.round(performance.now())));
-  window.addEventListener("hashchange", openLinked);
 });
