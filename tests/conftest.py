@@ -18,6 +18,9 @@ import pytest
 # every one of them compiles those modules from source again (about 3 s each):
 # let them cache it, once, as Python does by default.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+# A command run from a terminal keeps a local Prefect server for later commands; the suite's
+# commands (whatever terminal pytest runs in) start and stop their own, unless a test asks.
+os.environ.setdefault("OLOPROOF_SERVER", "temporary")
 sys.dont_write_bytecode = False
 
 # Every process the suite starts inherits this mark (the e2e tests' clean environments

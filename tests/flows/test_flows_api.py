@@ -10,7 +10,7 @@ import pytest
 from prefect.settings import PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS, temporary_settings
 
 from oloproof._exceptions import PrefectApiError
-from oloproof.flows import _api
+from oloproof.flows import _api, _server_process
 from oloproof.flows._api import STARTUP_TIMEOUT_S, STARTUP_TIMEOUT_VARIABLE, startup_timeout_s
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,8 +65,8 @@ def test_a_taken_port_starts_the_server_again_on_another(monkeypatch):
 
 
 def test_a_slow_start_says_once_what_it_waits_for_then_names_the_setting(monkeypatch):
-    monkeypatch.setattr(_api, "_NOTICE_AFTER_S", 0.0)
-    monkeypatch.setattr(_api, "_POLL_S", 0.01)
+    monkeypatch.setattr(_server_process, "_NOTICE_AFTER_S", 0.0)
+    monkeypatch.setattr(_server_process, "_POLL_S", 0.01)
     said: list[str] = []
     with pytest.raises(PrefectApiError) as raised:
         _api._wait_until_healthy(_Server(_Process([None])), 0.3, notify=said.append)

@@ -26,7 +26,7 @@ __all__ = ["build_parser", "main"]
 EXIT_INPUT = 2
 QUERY_TIMEOUT_S = 300.0
 """Default seconds ``oloproof query`` lets a statement run: a dashboard's query must end."""
-_WRITES_NOTHING = frozenset({"query", "show", "results", "report", "trend"})
+_WRITES_NOTHING = frozenset({"query", "show", "results", "report", "trend", "server"})
 """Commands an interruption tells nothing of kept records: they write none."""
 
 
@@ -161,6 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
     from oloproof._cli._report import add_report_parsers
 
     add_report_parsers(commands, _add_store_options)
+    from oloproof._cli._server import add_server_parser
+
+    add_server_parser(commands)
 
     index = commands.add_parser("index-updated", help="announce a rebuilt index (emits oloproof.index.updated)")
     index.add_argument("--index-version", required=True, metavar="V")
@@ -198,6 +201,10 @@ def _handler(command: str) -> Callable[[argparse.Namespace], int]:
         from oloproof._cli._sweep import sweep_command
 
         return sweep_command
+    if command == "server":
+        from oloproof._cli._server import server_command
+
+        return server_command
     if command in ("report", "trend"):
         from oloproof._cli import _report
 

@@ -10,6 +10,10 @@ clock: `STARTUP_TIMEOUT_S` by default, the user's own setting of that variable
 (environment or profile) whenever there is one. Prefect's flow engine then finds the
 server running and uses it. The server's own output goes to a log file in
 ``PREFECT_HOME``, never to the command's terminal.
+
+In an interactive shell (or with ``OLOPROOF_SERVER=reuse``) a command uses one local
+server kept for later commands instead (see `oloproof.flows._local_server`), and later
+commands skip the start.
 """
 
 from __future__ import annotations
@@ -18,26 +22,26 @@ import atexit
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from oloproof._exceptions import PrefectApiError
+from oloproof.flows._server_process import (
+    STARTUP_TIMEOUT_VARIABLE,
+    answers,
+    server_command,
+    server_environment,
+    server_log,
+    wait_until_answers,
+)
 
-__all__ = ["STARTUP_TIMEOUT_S", "STARTUP_TIMEOUT_VARIABLE", "PrefectApi", "connect_prefect_api", "server_log",
-           "startup_timeout_s"]
+__all__ = ["STARTUP_TIMEOUT_S", "STARTUP_TIMEOUT_VARIABLE", "PrefectApi", "answers", "connect_prefect_api",
+           "server_command", "server_environment", "server_log", "startup_timeout_s", "wait_until_answers"]
 
 STARTUP_TIMEOUT_S = 600
 """Wall-clock seconds to wait for the temporary server when the user set no limit."""
 
-STARTUP_TIMEOUT_VARIABLE = "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"
-
-_NOTICE_AFTER_S = 10.0
-"""A start slower than this says, once, what the wait is for."""
-
-_POLL_S = 0.25
 _PORT_IN_USE = 3
 """uvicorn's exit code when its port was taken between choosing and binding it."""
 
@@ -51,6 +55,9 @@ class PrefectApi:
 
     temporary: bool
     """Whether it is a temporary server this process started (and stops at exit)."""
+
+    kept: bool = False
+    """Whether it is the local server kept for later commands."""
 
 
 def connect_prefect_api(notify: Callable[[str], None] | None = None) -> PrefectApi:
@@ -71,7 +78,22 @@ def connect_prefect_api(notify: Callable[[str], None] | None = None) -> PrefectA
     if url:
         _check_answers(str(url))
         return PrefectApi(url=str(url), temporary=False)
+    from oloproof.flows._local_server import reuse_local_server, start_local_server
+
+    if reuse_local_server():
+        kept = start_local_server(startup_timeout_s(), notify or _to_stderr)
+        _use_for_this_process(kept.api_url)
+        return PrefectApi(url=kept.api_url, temporary=False, kept=True)
     return _start_temporary_server(startup_timeout_s(), notify or _to_stderr)
+
+
+def _use_for_this_process(url: str) -> None:
+    """Point this process's Prefect client at ``url`` until it exits."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    settings = temporary_settings(updates={PREFECT_API_URL: url})
+    settings.__enter__()  # for the rest of the command; left at exit
+    atexit.register(settings.__exit__, None, None, None)
 
 
 def startup_timeout_s() -> float:
@@ -115,13 +137,6 @@ def _start_temporary_server(timeout_s: float, notify: Callable[[str], None]) -> 
     return PrefectApi(url=server.api_url, temporary=True)
 
 
-def server_log() -> Path:
-    """Where the temporary server's own output goes: ``PREFECT_HOME/oloproof-temporary-server.log``."""
-    from prefect.settings import get_current_settings
-
-    return Path(get_current_settings().home) / "oloproof-temporary-server.log"
-
-
 # Run first in the server's process, then replaced by the server itself (exec): on Linux the
 # kernel sends it SIGTERM when the thread that started it dies, however it dies (SIGKILL,
 # the OOM killer, a CI timeout), so a killed command never leaves its server running.
@@ -144,67 +159,25 @@ def _spawn(port: int) -> subprocess.Popen[bytes]:
     to the calling thread (`_TETHER`): call this from the thread that lives as long as
     the server is needed (the main thread, for a command).
     """
-    import prefect
-    from prefect.settings import get_current_settings
-
     log = server_log()
     log.parent.mkdir(parents=True, exist_ok=True)
-    env = {
-        **os.environ,
-        "PREFECT_UI_ENABLED": "0",
-        "PREFECT__SERVER_EPHEMERAL": "1",
-        "PREFECT__SERVER_FINAL": "1",
-        **get_current_settings().to_environment_variables(exclude_unset=True),
-    }
-    command = [
-        sys.executable, "-c", _TETHER, str(os.getpid()), "-m", "uvicorn", "--app-dir", str(prefect.__module_path__.parent),
-        "--factory", "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(port),
-        "--log-level", "error", "--lifespan", "on",
-    ]  # fmt: skip
+    command = server_command(port)
+    command = [command[0], "-c", _TETHER, str(os.getpid()), *command[1:]]
     with log.open("ab") as out:
-        return subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        return subprocess.Popen(command, env=server_environment(), stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL)  # fmt: skip
 
 
 def _wait_until_healthy(server: Any, timeout_s: float, notify: Callable[[str], None]) -> None:
-    import httpx
+    def poll() -> int | None:
+        code = server.server_process.poll()
+        if code == _PORT_IN_USE:  # taken between choosing and binding it: another port
+            server.port = server.find_available_port()
+            server.server_process = _spawn(server.port)
+            return None
+        return code
 
-    started = time.monotonic()
-    noticed = False
-    with httpx.Client(timeout=10) as client:
-        while True:
-            code = server.server_process.poll()
-            if code == _PORT_IN_USE:
-                server.port = server.find_available_port()
-                server.server_process = _spawn(server.port)
-            elif code is not None:
-                raise PrefectApiError(
-                    f"Prefect's temporary server exited with code {code} while starting (its log: {server_log()}): "
-                    "start one with prefect server start and set PREFECT_API_URL"
-                )
-            elif _healthy(client, f"{server.api_url}/health"):
-                return
-            waited = time.monotonic() - started
-            if not noticed and waited > _NOTICE_AFTER_S:
-                noticed = True
-                notify(
-                    "oloproof: starting Prefect's temporary server (a first start creates its database; "
-                    f"up to {timeout_s:g} s, {STARTUP_TIMEOUT_VARIABLE}) ..."
-                )
-            if waited > timeout_s:
-                raise PrefectApiError(
-                    f"Prefect's temporary server did not answer within {timeout_s:g} s: raise "
-                    f"{STARTUP_TIMEOUT_VARIABLE}, or start one (prefect server start) and set PREFECT_API_URL"
-                )
-            time.sleep(_POLL_S)
-
-
-def _healthy(client: Any, url: str) -> bool:
-    import httpx
-
-    try:
-        return bool(client.get(url).status_code == 200)
-    except httpx.HTTPError:  # not listening yet, or too busy to answer this probe
-        return False
+    wait_until_answers(lambda: server.api_url, poll, timeout_s, notify)
 
 
 def _describe(problem: BaseException) -> str:
