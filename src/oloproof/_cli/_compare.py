@@ -12,6 +12,7 @@ from oloproof._locate import locate_store
 if TYPE_CHECKING:
     from oloproof.comparison import Policy, Rule
     from oloproof.records import RulePlan, StoredRun
+    from oloproof.records._samples import CaseSamples
 
 __all__ = ["compare_command", "plan_command"]
 
@@ -65,7 +66,7 @@ def _plan_rule(rule: Rule, policy: Policy, baseline: StoredRun, pilot: StoredRun
         plan["case_over_repeat"] = None if math.isinf(ratio) else ratio
     if not values:
         return plan
-    _plan_stable_repeats(plan, rule, policy, baseline, pilot, args.seed)
+    _plan_stable_repeats(plan, rule, policy, cases, pilot, args.seed)
     pairs = []
     if pilot is not None:
         pairs = pair_metric(pilot["judgments"], baseline["judgments"], rule.metric)["pairs"]
@@ -105,14 +106,13 @@ def _plan_rule(rule: Rule, policy: Policy, baseline: StoredRun, pilot: StoredRun
     return plan
 
 
-def _plan_stable_repeats(plan: RulePlan, rule: Rule, policy: Policy, baseline: StoredRun, pilot: StoredRun | None,
-                         seed: int) -> None:
+def _plan_stable_repeats(plan: RulePlan, rule: Rule, policy: Policy, base: dict[str, CaseSamples],
+                         pilot: StoredRun | None, seed: int) -> None:
     """With repeats (the pilot's, else the baseline's): the repeats at which two identical
     runs of the candidate get the same verdict against the baseline (see `stats.stable_repeats`)."""
     from oloproof import stats
     from oloproof.records._samples import stored_samples
 
-    base = stored_samples(baseline["judgments"], rule.metric)
     source, own = "baseline", base
     if pilot is not None:
         source, own = "pilot", stored_samples(pilot["judgments"], rule.metric)

@@ -2,7 +2,14 @@
 
 from oloproof.report._cases import render_run_cases
 from oloproof.report._catalogue import catalogue_results
-from oloproof.report._facts import best_relevant_position, case_facts, slice_value, slice_values
+from oloproof.report._facts import (
+    best_relevant_position,
+    case_facts,
+    first_repeats,
+    relevant_ids,
+    slice_value,
+    slice_values,
+)
 from oloproof.report._funnel import Funnel, FunnelStep, failure_funnel, render_funnel
 from oloproof.report._html import pack_cases, read_report_cases, render_html
 from oloproof.report._judge_errors import ProviderErrors, judge_error_lines, provider_errors
@@ -36,6 +43,7 @@ __all__ = [
     "catalogue_results",
     "estimate_text",
     "failure_funnel",
+    "first_repeats",
     "interval_text",
     "judge_error_lines",
     "judges_line",
@@ -43,6 +51,7 @@ __all__ = [
     "pack_cases",
     "provider_errors",
     "read_report_cases",
+    "relevant_ids",
     "render_funnel",
     "render_html",
     "render_judge_estimates",

@@ -9,7 +9,7 @@ from pydantic import JsonValue
 from oloproof.dataset import Case
 from oloproof.records import CaseFacts, StoredCase
 
-__all__ = ["best_relevant_position", "case_facts", "slice_value", "slice_values"]
+__all__ = ["best_relevant_position", "case_facts", "first_repeats", "relevant_ids", "slice_value", "slice_values"]
 
 
 def best_relevant_position(case: Case, candidates: Sequence[Mapping[str, JsonValue]] | None) -> int | None:
@@ -91,3 +91,21 @@ def slice_values(cases: Sequence[StoredCase], name: str) -> dict[str, str]:
         if value is not None:
             values[row["case_id"]] = value
     return values
+
+
+def relevant_ids(case: StoredCase) -> set[str]:
+    """The document ids a stored case labels relevant (grade above 0; a unit without a grade counts)."""
+    units = (case.get("expected") or {}).get("relevant")
+    if not isinstance(units, list):
+        return set()
+    return {str(u["doc_id"]) for u in units
+            if isinstance(u, dict) and "doc_id" in u and _grade(u.get("grade", 1)) > 0}  # fmt: skip
+
+
+def _grade(value: object) -> float:
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
+def first_repeats(cases: Sequence[StoredCase]) -> dict[str, StoredCase]:
+    """Each case's row of its first repeat (rows of runs made before repeats: their one row)."""
+    return {row["case_id"]: row for row in sorted(cases, key=lambda r: r.get("repeat") or 0, reverse=True)}

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from oloproof.diagnosis import case_passes
 from oloproof.records import StoredCase, StoredJudgment
+from oloproof.report._facts import first_repeats, relevant_ids
 
 __all__ = ["Funnel", "FunnelStep", "failure_funnel", "render_funnel"]
 
@@ -65,18 +66,6 @@ def _in_context(case: StoredCase, relevant: set[str]) -> bool:
     return any(entry.get("doc_id") in relevant for entry in case.get("context") or [])
 
 
-def _relevant(case: StoredCase) -> set[str]:
-    units = (case.get("expected") or {}).get("relevant")
-    if not isinstance(units, list):
-        return set()
-    return {str(u["doc_id"]) for u in units
-            if isinstance(u, dict) and "doc_id" in u and _grade(u.get("grade", 1)) > 0}  # fmt: skip
-
-
-def _grade(value: object) -> float:
-    return float(value) if isinstance(value, int | float) else 0.0
-
-
 def failure_funnel(cases: Sequence[StoredCase], judgments: Sequence[StoredJudgment], criterion: str, *,
                    depth: int | None, top_k: int | None, threshold: float | None = None,
                    labels: Mapping[str, str] | None = None) -> Funnel:  # fmt: skip
@@ -92,7 +81,7 @@ def failure_funnel(cases: Sequence[StoredCase], judgments: Sequence[StoredJudgme
         threshold: A score below it fails.
         labels: A diagnosis's label of each case it diagnosed.
     """
-    first = {row["case_id"]: row for row in sorted(cases, key=lambda r: r.get("repeat") or 0, reverse=True)}
+    first = first_repeats(cases)
     ids = sorted(first)
     passes = case_passes(judgments, criterion, threshold)
     passed = {case_id for case_id, count in passes.items() if 2 * count.passed > count.repeats}
@@ -106,7 +95,7 @@ def failure_funnel(cases: Sequence[StoredCase], judgments: Sequence[StoredJudgme
             *([("within_top_k", f"ranked within top_k {top_k}",
                 lambda c: (first[c].get("best_relevant_position") or 0) <= top_k)] if top_k is not None else []),
             ("in_context", "kept in the context",
-             lambda c: _in_context(first[c], _relevant(first[c]))),
+             lambda c: _in_context(first[c], relevant_ids(first[c]))),
         ]  # fmt: skip
         for name, title, keep in stages:
             kept = [c for c in remaining if keep(c)]
@@ -128,7 +117,7 @@ def _loss_label(case: StoredCase, labels: Mapping[str, str]) -> str:
         return labels[case["case_id"]]
     if case.get("status") == "missing":
         return "missing"
-    if not _relevant(case):
+    if not relevant_ids(case):
         return "unlabelled"
     return NOT_DIAGNOSED
 

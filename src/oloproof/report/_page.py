@@ -22,7 +22,7 @@ from oloproof.records import (
     StoredJudgment,
     StoredRetrieval,
 )
-from oloproof.report._facts import slice_values
+from oloproof.report._facts import first_repeats, slice_values
 from oloproof.report._funnel import Funnel
 
 __all__ = ["JudgeStatus", "ReportPage", "TrendRow", "case_views"]
@@ -142,7 +142,7 @@ def case_views(page: ReportPage) -> dict[str, Any]:
         })  # fmt: skip
     labels = {case.case_id: case.label for case in page.diagnosis.cases} if page.diagnosis else {}
     slices = {name: slice_values(page.cases, name) for name in page.slices}
-    first = {row["case_id"]: row for row in sorted(page.cases, key=lambda r: r.get("repeat") or 0, reverse=True)}
+    first = first_repeats(page.cases)
     views = []
     for case_id in sorted(first):
         case = first[case_id]

@@ -30,6 +30,7 @@ from oloproof.records import (
     StoredDiagnosis,
     StoredJudgment,
 )
+from oloproof.report import first_repeats, relevant_ids
 from oloproof.stages._identity import content_hash
 from oloproof.store import (
     DIAGNOSIS_LABELS,
@@ -104,7 +105,7 @@ def label_failures(
 ) -> LabelledFailures:
     """Label each selected case from its control and gold-context re-executions (with
     repeats, from their passes over the repeats: see `RepeatedOutcome`)."""
-    recorded = {row["case_id"]: row for row in parent.cases if not row.get("repeat")}
+    recorded = first_repeats(parent.cases)
     control = passed_cases(runs["control"].judgments, criterion, threshold)
     gold = passed_cases(runs["gold_context"].judgments, criterion, threshold)
     repeated = repeated_outcomes(parent, runs["control"], runs["gold_context"], criterion, threshold)
@@ -115,9 +116,7 @@ def label_failures(
     tools = context_tool_names(system) if agent else ()
     labels = []
     for case_id in selected:
-        units = (recorded[case_id].get("expected") or {}).get("relevant")
-        relevant = {str(u["doc_id"]) for u in units if isinstance(u, dict) and _grade(u.get("grade", 1)) > 0} \
-            if isinstance(units, list) else set()
+        relevant = relevant_ids(recorded[case_id])
         called = called_a_context_tool(_transcripts(parent, case_id), tools) if agent else None
         labels.append(label_case(case_id, control_passed=control.get(case_id, False),
                                  gold_passed=gold.get(case_id, False), recorded=recorded[case_id],
@@ -169,10 +168,6 @@ def called_a_context_tool(transcripts: list[JsonValue], tools: tuple[str, ...]) 
     call a context tool: in any repeat."""
     return any(items is not None and any(call.name in tools for call, _ in read_vendor_messages(items).calls())
                for items in transcripts)  # fmt: skip
-
-
-def _grade(value: object) -> float:
-    return float(value) if isinstance(value, int | float) else 0.0
 
 
 def diagnosis_id_of(record: StoredDiagnosis) -> str:

@@ -7,7 +7,8 @@ from typing import Any, cast
 from oloproof._exceptions import NotFoundError, UsageError
 from oloproof.records import ComparisonRecord, DiagnosisRecord, StoredCase, StoredJudgment, StoredRetrieval
 from oloproof.report import JudgeStatus, ReportPage, TrendRow, failure_funnel, render_html
-from oloproof.store import ResultsStore, comparison_manifest, diagnosis_manifest, run_manifest, run_table
+from oloproof.store import ResultsStore, diagnosis_manifest, run_manifest, run_table
+from oloproof.tasks._compare import find_comparison
 
 __all__ = ["build_report_page", "report_html"]
 
@@ -34,10 +35,9 @@ def _diagnosis(store: ResultsStore, run_id: str, diagnosis_id: str | None) -> Di
 def _comparison(store: ResultsStore, run_id: str, comparison_id: str | None) -> ComparisonRecord | None:
     if comparison_id is None:
         return None
-    hexid = comparison_id.removeprefix("sha256:")
-    if not store.exists(comparison_manifest(hexid)):
+    record = find_comparison.fn(store, comparison_id)
+    if record is None:
         raise NotFoundError(f"no comparison {comparison_id} in the store", path=store.url, field="--comparison")
-    record = cast("ComparisonRecord", store.read_json(comparison_manifest(hexid)))
     if run_id not in (record.get("candidate_run_id"), record.get("baseline_run_id")):
         raise UsageError(f"comparison {comparison_id} is of {record.get('candidate_run_id')} against "
                          f"{record.get('baseline_run_id')}: it does not involve run {run_id}",
