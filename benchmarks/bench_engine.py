@@ -797,9 +797,9 @@ def _invalidate_generations(
     """Delete the generations of a seeded ``fraction`` of the run's cases from the store.
 
     A generation is cached three ways, and each must go for the case to be
-    generated again: its record ``cache/generate/<kk>/<generation_key>.json``; the
-    case's execution record ``cache/execute/<kk>/<execution_key>.json`` (a case found
-    there runs no stage at all); and Prefect's record of the batch that generated
+    generated again: its record under ``cache/generate`` (a pack's; forgotten through
+    the store's record cache); the case's execution record under ``cache/execute`` (a
+    case found there runs no stage at all); and Prefect's record of the batch that generated
     it, ``prefect/oloproof-generate-v<schema>.<format>-<digest>`` (replayed whenever
     a later batch has the same cases and keys: always with one case per batch).
     Batch records are located by recomputing their keys as the engine does; when
@@ -815,16 +815,15 @@ def _invalidate_generations(
     k = max(1, round(fraction * len(rows)))
     chosen = sorted(random.Random(seed).sample([case_id for case_id, _, _ in rows], k))
     chosen_set = set(chosen)
+    from oloproof.store import ResultsStore
+
+    store = ResultsStore(str(results))
     missing: list[str] = []
-    for case_id, execution_key, generation_key in rows:
-        if case_id not in chosen_set:
-            continue
-        for stage, key in (("generate", generation_key), ("execute", execution_key)):
-            record = results / "cache" / stage / key[:2] / f"{key}.json"
-            if record.exists():
-                record.unlink()
-            else:
-                missing.append(f"{stage}/{key}")
+    for stage, column in (("generate", 2), ("execute", 1)):
+        keys = [row[column] for row in rows if row[0] in chosen_set]
+        present = store.record_keys(stage)
+        missing += [f"{stage}/{key}" for key in keys if key not in present]
+        store.remove_records(stage, keys)
     if missing:
         raise SystemExit(f"expected cache records not found (layout changed?): {missing[:3]}")
     prefect_dir = results / "prefect"
@@ -985,7 +984,7 @@ def scenario_notes(scenario: str, result: dict[str, Any], everything: dict[str, 
         notes.append(f"medians of {runs[0]['repeats']} repeats (_min/_max where they differ)")
     for run in runs if scenario == "rerun10" else ():
         notes.append(
-            f"invalidation: deleted {run.get('deleted_generate_records')} generate records "
+            f"invalidation: forgot {run.get('deleted_generate_records')} generate records "
             f"(cache/generate), as many execution records (cache/execute: a case found there runs no stage) and "
             f"{run.get('deleted_prefect_batch_records')} Prefect batch records of the generate stage "
             f"({run.get('deleted_prefect_batch_records_by')}); retrievals and judgments stay cached"

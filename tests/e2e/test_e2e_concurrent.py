@@ -192,16 +192,27 @@ class _Store:
 
 
 def _assert_whole_records(store: _Store, cases: list[dict[str, Any]]) -> None:
-    """One parseable record per identity of ``cases`` under ``cache/``; Prefect's records parse too."""
+    """One parseable record per identity of ``cases`` in the packs under ``cache/``, every index
+    segment whole and naming packs that are there; Prefect's records parse too."""
     cache = store.files("cache")
     by_stage: dict[str, dict[str, dict[str, Any]]] = {}
+    indexed: dict[str, set[str]] = {}
     for path, data in cache.items():
         parts = path.split("/")
-        assert len(parts) == 4 and parts[3].endswith(".json") and not parts[3].startswith("."), path
-        record = json.loads(data)  # a torn or interleaved record fails here
-        assert isinstance(record, dict), path
-        assert parts[3].startswith(parts[2]), path  # cache/<stage>/<kk>/<kk...>.json
-        by_stage.setdefault(parts[1], {})[parts[3].removesuffix(".json")] = record
+        # cache/<stage>/packs/<pack>.json and cache/<stage>/index/<segment>.json
+        assert len(parts) == 4 and parts[2] in ("packs", "index") and parts[3].endswith(".json"), path
+        assert not parts[3].startswith("."), path
+        content = json.loads(data)  # a torn or interleaved pack or segment fails here
+        assert isinstance(content, dict), path
+        if parts[2] == "index":
+            indexed.setdefault(parts[1], set()).update(content["packs"])
+            continue
+        for key, record in content.items():
+            assert isinstance(record, dict), (path, key)
+            by_stage.setdefault(parts[1], {})[key] = record
+    # Every pack an index segment names is there.
+    for stage, packs in indexed.items():
+        assert {f"cache/{stage}/packs/{pack}.json" for pack in packs} <= set(cache), stage
     columns = {"execute": "execution", "retrieve": "retrieval", "assemble": "assembly", "generate": "generation"}
     keys = {stage: {row[f"{column}_key"] for row in cases} for stage, column in columns.items()}
     for stage, expected in keys.items():

@@ -9,6 +9,11 @@ re-executes exactly the cases whose stage records were not yet durable (its cach
 counts and the system's own call log say so), and records the same per-case
 results and metrics as the uninterrupted run.
 
+Stage records are written in packs (a batch's records together, flushed at the
+batch's end or every two seconds), so a kill loses at most what the batches in
+flight computed since their last flush; "durable" is what a fresh reader of the
+store's pack index finds.
+
 Every ``oloproof`` process gets a fresh ``PREFECT_HOME`` and reports to the
 session's real Prefect server.
 """
@@ -24,6 +29,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +37,7 @@ import pytest
 from processes import clean_env, stop_process, tail
 
 from oloproof.flows._orphans import project_tag
+from oloproof.store import ResultsStore
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
@@ -71,7 +78,7 @@ import time
 
 from oloproof import Passage, Retrieval, rag_system
 
-DELAY = 0.03
+DELAY = float(os.environ.get("SLOW_RAG_DELAY", "0.03"))
 
 
 def _log(stage, input):
@@ -144,7 +151,7 @@ def _write_project(root: Path) -> Path:
 # -- processes ----------------------------------------------------------------------------
 
 
-def _env(prefect_server: str, home: Path, calls: Path | None = None) -> dict[str, str]:
+def _machine_env(prefect_server: str, home: Path, calls: Path | None = None) -> dict[str, str]:
     """A fresh machine's environment: its own PREFECT_HOME, the session's server."""
     env = clean_env()
     env.update(PREFECT_HOME=str(home), PREFECT_API_URL=prefect_server, PREFECT_SERVER_ANALYTICS_ENABLED="false",
@@ -154,16 +161,16 @@ def _env(prefect_server: str, home: Path, calls: Path | None = None) -> dict[str
     return env
 
 
-def _start_run(project: Path, store: Path, env: dict[str, str], out: Path) -> subprocess.Popen:
+def _start_run(project: Path, store: Where, env: dict[str, str], out: Path) -> subprocess.Popen:
     """``oloproof run PROJECT --json`` in a session of its own (so its group can be killed)."""
     with open(out.with_suffix(".out"), "wb") as stdout, open(out.with_suffix(".err"), "wb") as stderr:
         return subprocess.Popen(
-            [*CLI, "run", str(project), "--results", str(store), "--json"],
+            [*CLI, "run", str(project), "--results", store.url, "--json"],
             stdout=stdout, stderr=stderr, env=env, start_new_session=True,
         )  # fmt: skip
 
 
-def _complete_run(project: Path, store: Path, env: dict[str, str], out: Path) -> dict[str, Any]:
+def _complete_run(project: Path, store: Where, env: dict[str, str], out: Path) -> dict[str, Any]:
     """Run to the end; returns the ``--json`` report."""
     process = _start_run(project, store, env, out)
     try:
@@ -182,8 +189,8 @@ def _cli(env: dict[str, str], *args: str) -> Any:
     return json.loads(done.stdout)
 
 
-def _query(env: dict[str, str], store: Path, sql: str, *params: str) -> list[dict[str, Any]]:
-    args = ["query", sql, "--results", str(store)]
+def _query(env: dict[str, str], store: Where, sql: str, *params: str) -> list[dict[str, Any]]:
+    args = ["query", sql, "--results", store.url]
     for param in params:
         args += ["--param", param]
     return _cli(env, *args)
@@ -192,50 +199,64 @@ def _query(env: dict[str, str], store: Path, sql: str, *params: str) -> list[dic
 # -- the store ----------------------------------------------------------------------------
 
 
-def _record_files(store: Path, stage: str) -> list[Path]:
-    """Finished records of a stage: ``cache/<stage>/<kk>/<key>.json`` (temporary files left out)."""
-    root = store / "cache" / stage
-    if not root.is_dir():
-        return []
-    return [p for p in root.glob("*/*.json") if not p.name.startswith(".")]
+@dataclass(frozen=True)
+class Where:
+    """A store: a local folder, or a prefix of a moto bucket."""
+
+    url: str
+    options: dict[str, Any] = field(default_factory=dict)
+    """Storage options of this test's own reader."""
+    env: dict[str, str] = field(default_factory=dict)
+    """What an ``oloproof`` process needs in its environment to reach it."""
+
+    def reader(self) -> ResultsStore:
+        return ResultsStore(self.url, self.options or None)
 
 
-def _progress(store: Path) -> int:
-    """How many per-case stage records the store holds (0 to 3 x CASES)."""
-    return sum(len(_record_files(store, stage)) for stage in PER_CASE_STAGES)
-
-
-def _durable_keys(store: Path) -> dict[str, set[str]]:
-    """The keys of every stage record in the store; each record must parse as a JSON object."""
+def _durable_keys(store: Where) -> dict[str, set[str]]:
+    """The keys of every stage record a reader of the store finds (a fresh reader each
+    time, as a resumed run is); each record must parse as a JSON object."""
+    reader = store.reader()
     keys: dict[str, set[str]] = {}
     for stage in (*PER_CASE_STAGES, "judge"):
-        keys[stage] = set()
-        for path in _record_files(store, stage):
-            record = json.loads(path.read_text(encoding="utf-8"))  # a torn record fails here
-            assert isinstance(record, dict), path
-            keys[stage].add(path.stem)
+        keys[stage] = reader.record_keys(stage)
+        found = reader.get_records(stage, sorted(keys[stage]))  # a torn pack or record fails here
+        assert set(found) == keys[stage] and all(isinstance(r, dict) for r in found.values()), stage
     return keys
 
 
-def _run_dirs(store: Path) -> list[Path]:
-    runs = store / "runs"
-    return sorted(p for p in runs.iterdir() if p.is_dir()) if runs.is_dir() else []
+def _progress(store: Where) -> int:
+    """How many per-case stage records the store holds (0 to 3 x CASES)."""
+    reader = store.reader()
+    return sum(len(reader.record_keys(stage)) for stage in PER_CASE_STAGES)
 
 
-def _final_write_started(store: Path, name: str) -> bool:
+def _run_dirs(store: Where) -> list[str]:
+    """The run ids with a directory in the store, complete or not."""
+    return store.reader().objects.list_children("runs")
+
+
+def _run_files(store: Where, run_id: str) -> set[str]:
+    return set(store.reader().objects.list_children(f"runs/{run_id}"))
+
+
+def _final_write_started(store: Where, name: str) -> bool:
     """Whether the run's directory (``name == "dir"``) or one of its tables exists."""
     dirs = _run_dirs(store)
-    return bool(dirs) and (name == "dir" or (dirs[0] / name).exists())
+    return bool(dirs) and (name == "dir" or name in _run_files(store, dirs[0]))
 
 
 def _kill_points() -> list[tuple[str, Any]]:
-    """One progress threshold in each half of the run, drawn by a seeded RNG, and one final write."""
+    """One progress threshold in each half of the run, drawn by a seeded RNG, one final
+    write, and one on S3."""
     rng = random.Random(SEED)
     total = len(PER_CASE_STAGES) * CASES
     thresholds = [rng.randrange(max(2, total * i // 2), total * (i + 1) // 2 - 2) for i in range(2)]
     # Each of these leaves at least two tables and the manifest still to write.
     final = rng.choice(("dir", "cases.parquet", "retrievals.parquet"))
-    return [("progress", t) for t in thresholds] + [("final-writes", final)]
+    # On S3 (slower to poll, and its calls made slower to match): once the retrievals are
+    # durable, while the generations are in flight.
+    return [("progress", t) for t in thresholds] + [("final-writes", final), ("s3-progress", CASES + 1)]
 
 
 KILL_POINTS = _kill_points()
@@ -268,9 +289,9 @@ _VISIBLE_SQL = (
 """Every run the views show, and how many rows of each table belong to which run."""
 
 
-def _assert_only_complete_runs(env: dict[str, str], store: Path, expected: set[str]) -> None:
+def _assert_only_complete_runs(env: dict[str, str], store: Where, expected: set[str]) -> None:
     """``oloproof runs`` and the DuckDB views show exactly the complete runs ``expected``."""
-    listed = [row["run_id"] for row in _cli(env, "runs", "--results", str(store))]
+    listed = [row["run_id"] for row in _cli(env, "runs", "--results", store.url)]
     assert sorted(listed) == sorted(expected), listed
     visible: dict[str, dict[str, Any]] = {}
     for row in _query(env, store, _VISIBLE_SQL):
@@ -282,7 +303,7 @@ def _assert_only_complete_runs(env: dict[str, str], store: Path, expected: set[s
     for table in ("retrievals", "metrics"):
         assert set(visible.get(table, {})) == expected, (table, visible)
     for run_id in expected:
-        files = {p.name for p in (store / "runs" / run_id).iterdir()}
+        files = _run_files(store, run_id)
         assert {"run.json", *RUN_TABLES} <= files, files
 
 
@@ -303,7 +324,7 @@ _SNAPSHOT_SQL = {
 _HIT_FLAGS = ("execution_hit", "retrieve_hit", "generate_hit", "hit")
 
 
-def _snapshot(env: dict[str, str], store: Path, run_id: str) -> dict[str, list[dict[str, Any]]]:
+def _snapshot(env: dict[str, str], store: Where, run_id: str) -> dict[str, list[dict[str, Any]]]:
     return {table: _query(env, store, sql, run_id) for table, sql in _SNAPSHOT_SQL.items()}
 
 
@@ -335,8 +356,8 @@ def project(tmp_path_factory) -> Path:
 def reference(project, prefect_server, tmp_path_factory) -> dict[str, Any]:
     """The uninterrupted run: its report, stable records and every case's stage keys."""
     work = tmp_path_factory.mktemp("reference")
-    store = work / "store"
-    env = _env(prefect_server, work / "home", calls=work / "calls.log")
+    store = Where(str(work / "store"))
+    env = _machine_env(prefect_server, work / "home", calls=work / "calls.log")
     report = _complete_run(project, store, env, work / "run")
     assert report["cache"] == {
         "execution": {"hit": 0, "miss": CASES}, "retrieve": {"hit": 0, "miss": CASES},
@@ -376,10 +397,27 @@ def _flow_run_of(runs_tagged: Callable[..., Any], project: Path, pid: int) -> di
     return mine[0]
 
 
+def _store(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Where:
+    if not kind.startswith("s3-"):
+        return Where(str(tmp_path / "store"))
+    moto = request.getfixturevalue("moto_server")
+    bucket = request.getfixturevalue("new_bucket")()
+    creds = request.getfixturevalue("aws_test_credentials")
+    env = {"AWS_ACCESS_KEY_ID": creds["key"], "AWS_SECRET_ACCESS_KEY": creds["secret"],
+           "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": moto, "SLOW_RAG_DELAY": "0.15"}  # fmt: skip
+    options = {"endpoint_url": moto, "key": creds["key"], "secret": creds["secret"]}
+    return Where(f"s3://{bucket}/oloproof", options, env)
+
+
 @pytest.mark.parametrize("kill_point", KILL_POINTS, ids=[f"{kind}-{at}" for kind, at in KILL_POINTS])
-def test_a_killed_run_resumes_and_loses_nothing(kill_point, project, reference, prefect_server, runs_tagged, tmp_path):
+def test_a_killed_run_resumes_and_loses_nothing(kill_point, project, reference, prefect_server, runs_tagged, tmp_path,
+                                                request):  # fmt: skip
     kind, at = kill_point
-    store = tmp_path / "store"
+    store = _store(kind, tmp_path, request)
+
+    def _env(server: str, home: Path, calls: Path | None = None) -> dict[str, str]:
+        return {**_machine_env(server, home, calls), **store.env}
+
     reader = _env(prefect_server, tmp_path / "reader-home")
 
     # The interrupted run.
@@ -387,7 +425,7 @@ def test_a_killed_run_resumes_and_loses_nothing(kill_point, project, reference, 
     process = _start_run(project, store, _env(prefect_server, tmp_path / "killed-home", killed_calls),
                          tmp_path / "killed")  # fmt: skip
     try:
-        if kind == "progress":
+        if kind in ("progress", "s3-progress"):
             _kill_when(process, lambda: _progress(store) >= at, tmp_path / "killed.err")
         else:
             _kill_when(process, lambda: _final_write_started(store, at), tmp_path / "killed.err")
@@ -399,12 +437,12 @@ def test_a_killed_run_resumes_and_loses_nothing(kill_point, project, reference, 
 
     durable = _durable_keys(store)
     killed_dirs = _run_dirs(store)
-    if kind == "progress":
+    if kind in ("progress", "s3-progress"):
         # Killed mid-run: past the threshold, short of the last stage record.
         assert at <= _progress(store) < len(PER_CASE_STAGES) * CASES, _progress(store)
     else:
         # Killed while writing its tables: the directory is there, the manifest is not.
-        assert len(killed_dirs) == 1 and not (killed_dirs[0] / "run.json").exists(), killed_dirs
+        assert len(killed_dirs) == 1 and "run.json" not in _run_files(store, killed_dirs[0]), killed_dirs
         counts = {stage: len(keys) for stage, keys in durable.items()}
         assert all(counts[stage] == CASES for stage in PER_CASE_STAGES), counts
     # What is durable was computed by the killed run, for this project's cases.
@@ -418,7 +456,7 @@ def test_a_killed_run_resumes_and_loses_nothing(kill_point, project, reference, 
     # No reader shows a half-written run, in any view.
     _assert_only_complete_runs(reader, store, expected=set())
     for directory in killed_dirs:
-        shown = subprocess.run([*CLI, "show", directory.name, "--results", str(store)], env=reader,
+        shown = subprocess.run([*CLI, "show", directory, "--results", store.url], env=reader,
                                check=False, capture_output=True, text=True, timeout=120)  # fmt: skip
         assert shown.returncode == 2 and "no complete run" in shown.stderr, (shown.returncode, shown.stderr[-500:])
 

@@ -7,9 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from oloproof.store import ResultsStore
+
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
 DASK = ("--set", "task_runner.type=dask", "--set", "task_runner.n_workers=2")
+
+
+STAGES = ("retrieve", "assemble", "generate", "judge", "execute")
 
 
 def _metrics(report: dict) -> list[str]:
@@ -18,8 +23,8 @@ def _metrics(report: dict) -> list[str]:
 
 
 def _cache_names(project: Path) -> set[str]:
-    root = project / ".oloproof" / "results" / "cache"
-    return {p.relative_to(root).as_posix() for p in root.rglob("*.json") if not p.name.startswith(".")}
+    store = ResultsStore(str(project / ".oloproof" / "results"))
+    return {f"{stage}/{key}" for stage in STAGES for key in store.record_keys(stage)}
 
 
 def test_dask_gives_the_thread_runners_metrics_and_cache(project_copy, machine, olo):

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from oloproof.store import ResultsStore
+
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
 _LIMIT = 120  # seconds: far beyond any of these runs; reaching it means a hang
@@ -166,8 +168,7 @@ def _default_signals() -> None:
 
 
 def _stage_records(store: Path, stage: str) -> int:
-    folder = store / "cache" / stage
-    return sum(1 for path in folder.rglob("*") if path.is_file()) if folder.exists() else 0
+    return len(ResultsStore(str(store)).record_keys(stage)) if store.exists() else 0
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])

@@ -50,21 +50,46 @@ def test_records_concurrently(s3_store):
 
 
 
-def test_a_record_lookup_is_one_get_found_or_not(s3_bucket, s3_options):
-    # Counted on the client's own session: each request the store sends, found or 404.
+def _counting_store(s3_bucket, s3_options):
     from aiobotocore.session import AioSession
 
     sent: list[tuple[str, str]] = []
     session = AioSession()
     session.register("before-send.s3", lambda request, **_: sent.append((request.method, request.url)))
-    store = ResultsStore(f"s3://{s3_bucket}/team/results", {**s3_options, "session": session})
+    return ResultsStore(f"s3://{s3_bucket}/team/results", {**s3_options, "session": session}), sent
+
+
+def _kinds(sent: list[tuple[str, str]]) -> list[str]:
+    return sorted("LIST" if "list-type" in url else method for method, url in sent)
+
+
+def test_a_packed_lookup_costs_requests_per_pack_not_per_key(s3_bucket, s3_options):
+    # Counted on the client's own session: each request the store sends, found or 404.
+    writer, sent = _counting_store(s3_bucket, s3_options)
+    writer.put_records("judge", {k * 64: {"k": k} for k in "ab"})
+    writer.put_records("judge", {"d" * 64: {"k": "d"}})
+    assert _kinds(sent) == ["PUT"] * 4  # two packs, two index segments
+    reader, sent = _counting_store(s3_bucket, s3_options)
+    found = reader.get_records("judge", ["a" * 64, "b" * 64, "c" * 64])
+    assert found == {"a" * 64: {"k": "a"}, "b" * 64: {"k": "b"}}
+    # The index (one listing, one GET a segment), the stage's folder (stored alone?
+    # once), one GET for the pack; nothing for the key no pack holds.
+    assert _kinds(sent) == ["GET", "GET", "GET", "LIST", "LIST"]
+    sent.clear()
+    assert reader.get_records("judge", ["a" * 64, "d" * 64, "e" * 64]) == {"a" * 64: {"k": "a"}, "d" * 64: {"k": "d"}}
+    assert _kinds(sent) == ["GET", "GET", "LIST"]  # the index again, then the two packs
+
+
+def test_a_record_stored_alone_is_one_get_found_or_not(s3_bucket, s3_options):
+    store, sent = _counting_store(s3_bucket, s3_options)
     store.put_record("judge", "a" * 64, {"k": 1})
     sent.clear()
     found = store.get_records("judge", ["a" * 64, "b" * 64, "c" * 64])
     assert found == {"a" * 64: {"k": 1}}
-    # Not a HEAD before each GET, nor a LIST after each miss (what fs.cat would send).
-    assert sorted(method for method, _ in sent) == ["GET", "GET", "GET"]
-    assert all("list-type" not in url for _, url in sent)
+    # Not a HEAD before each GET, nor a LIST after each miss (what fs.cat would send);
+    # the stage has no index (s3fs lists an empty folder's parent to tell it is none).
+    assert _kinds(sent) == ["GET", "GET", "GET", "LIST", "LIST"]
+
 
 def test_tables_and_views_over_s3(s3_store, s3_options, write_run):
     write_run(s3_store, "r1")

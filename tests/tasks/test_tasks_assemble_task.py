@@ -12,7 +12,6 @@ from oloproof._json import canonical_json
 from oloproof.dataset import Case
 from oloproof.records import AssemblyRecord, Candidate, RetrievalRecord
 from oloproof.store import ResultsStore
-from oloproof.store._layout import cache_path
 from oloproof.tasks import Batch, assemble_contexts, assembly_key
 from oloproof.tasks._assemble_task import assembly_items
 from oloproof.tasks._cached import outcome
@@ -61,8 +60,7 @@ def test_the_record_is_typed_and_stored_as_it_always_was(store):
     assert record is not None and not done.hit
     assert [p["doc_id"] for p in record.context] == ["kb-1", "kb-2"]
     assert [(p["doc_id"], p["reason"]) for p in record.dropped] == [("kb-3", "beyond_top_k")]
-    with open(store.location.full_path(cache_path("assemble", done.key or "")), "rb") as handle:
-        data = handle.read()
+    data = canonical_json(ResultsStore(store.url).get_record("assemble", done.key or "")).encode()
     assert data == canonical_json({
         "context": [{"position": 1, "doc_id": "kb-1", "chunk_id": None, "text": "abcd", "tokens": None},
                     {"position": 2, "doc_id": "kb-2", "chunk_id": "2", "text": "abcdefgh", "tokens": None}],

@@ -18,7 +18,6 @@ from oloproof.records import (
     RetrievalRecord,
 )
 from oloproof.store import ResultsStore
-from oloproof.store._layout import cache_path
 from oloproof.tasks import Batch, execution_key, lookup_executions, record_executions
 from oloproof.tasks._cached import outcome
 
@@ -63,9 +62,8 @@ def test_the_execution_record_is_stored_as_it_always_was_and_found_next_time(sto
     env = fake_env(store, CASES)
     record_executions.fn(env, Batch(0, ("c1",)), {}, *_stages())
     key = execution_key(env.system.config, CASES["c1"].input)
-    stored = (store.location.full_path(cache_path("execute", key)))
-    with open(stored, "rb") as handle:
-        data = handle.read()
+    # Read back by a reader of its own, from the batch's pack.
+    data = canonical_json(ResultsStore(store.url).get_record("execute", key)).encode()
     assert data == canonical_json({
         "retrieval_key": "r1", "assembly_key": "a1", "generation_key": "g1", "query": "refund time",
         "candidates": [dict(CANDIDATE)], "context": [dict(KEPT)], "dropped": [dict(DROPPED)],

@@ -108,7 +108,8 @@ def failure_funnel(cases: Sequence[StoredCase], judgments: Sequence[StoredJudgme
 
 def _step(name: str, title: str, before: list[str], kept: list[str], first: Mapping[str, StoredCase],
           labels: Mapping[str, str]) -> FunnelStep:  # fmt: skip
-    lost = tuple(c for c in before if c not in set(kept))
+    still = set(kept)
+    lost = tuple(c for c in before if c not in still)
     return FunnelStep(name, title, len(kept), lost, dict(Counter(_loss_label(first[c], labels) for c in lost)))
 
 

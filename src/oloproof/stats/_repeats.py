@@ -17,8 +17,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy.stats import fisher_exact
-
 __all__ = ["RATES_DIFFER_LEVEL", "VarianceShare", "rates_differ", "variance_components"]
 
 RATES_DIFFER_LEVEL = 0.05
@@ -84,4 +82,6 @@ def rates_differ(passed: int, total: int, other_passed: int, other_total: int,
     if min(total, other_total) == 0:
         return False
     table = [[passed, total - passed], [other_passed, other_total - other_passed]]
+    from scipy.stats import fisher_exact  # scipy.stats costs half a second to import: only here
+
     return bool(fisher_exact(table, alternative="two-sided").pvalue < level)

@@ -35,6 +35,8 @@ from oloproof.store._layout import (
     diagnosis_manifest,
     diagnosis_report,
     diagnosis_request,
+    pack_index_path,
+    pack_path,
     run_dir,
     run_manifest,
     run_report,
@@ -49,7 +51,7 @@ from oloproof.store._lease import run_lease
 from oloproof.store._location import StoreLocation
 from oloproof.store._objects import ObjectStore
 from oloproof.store._queries import Queries, connect, statements_running
-from oloproof.store._records import RecordCache
+from oloproof.store._records import PackWriter, RecordCache
 from oloproof.store._runs import IncompleteRun, incomplete_runs, read_run_records, remove_incomplete_run
 from oloproof.store._schema import (
     CASES,
@@ -76,6 +78,7 @@ __all__ = [  # noqa: RUF022 - plain sorted() order, which the tests check
     "METRICS",
     "ObjectStore",
     "PREFECT_DIR",
+    "PackWriter",
     "Queries",
     "RETRIEVALS",
     "RUNS_DIR",
@@ -103,6 +106,8 @@ __all__ = [  # noqa: RUF022 - plain sorted() order, which the tests check
     "diagnosis_request",
     "encode_chunk",
     "incomplete_runs",
+    "pack_index_path",
+    "pack_path",
     "read_run_records",
     "remove_incomplete_run",
     "run_dir",

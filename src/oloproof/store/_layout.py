@@ -11,7 +11,9 @@ A results store is a directory (local) or a prefix (object store) laid out as::
       diagnoses/<sha256-hex>/diagnosis.json, diagnoses/<hex>/labels.parquet
       diagnoses/requests/<request>.json    the diagnosis that answered one request
       comparisons/<sha256-hex>/comparison.json, comparisons/<hex>/decisions.parquet
-      cache/<stage>/<kk>/<key>.json        per-case stage records keyed by identity
+      cache/<stage>/packs/<pack>.json      stage records written together (a batch's), by identity key
+      cache/<stage>/index/<segment>.json   which pack holds which key (see oloproof.store._packs)
+      cache/<stage>/<kk>/<key>.json        one stage record alone (agent tools; stores before packs)
       samples/<sample_id>/sample.json      cases of a run drawn for human labels
       samples/<sample_id>/labels.json      the human labels of that sample, once validated
       validations/<judge_id>.json          a judge's latest validation against human labels
@@ -57,6 +59,9 @@ __all__ = [
     "diagnosis_report",
     "diagnosis_request",
     "entry_file",
+    "pack_index_dir",
+    "pack_index_path",
+    "pack_path",
     "run_dir",
     "run_manifest",
     "run_report",
@@ -275,6 +280,29 @@ def cache_path(stage: str, key: str) -> str:
     if len(key) < 2:
         raise StoreError(f"cache key {key!r} is too short", field="key")
     return f"{CACHE_DIR}/{stage}/{key[:2]}/{key}.json"
+
+
+PACKS = "packs"
+PACK_INDEX = "index"
+
+
+def pack_path(stage: str, pack_id: str) -> str:
+    """A pack of stage records: ``cache/<stage>/packs/<pack_id>.json``.
+
+    Raises:
+        StoreError: The stage or pack id is not a safe name.
+    """
+    return f"{CACHE_DIR}/{_name(stage, 'stage')}/{PACKS}/{_name(pack_id, 'pack')}.json"
+
+
+def pack_index_dir(stage: str) -> str:
+    """The index segments of a stage's packs: ``cache/<stage>/index``."""
+    return f"{CACHE_DIR}/{_name(stage, 'stage')}/{PACK_INDEX}"
+
+
+def pack_index_path(stage: str, segment: str) -> str:
+    """One index segment: ``cache/<stage>/index/<segment>.json``."""
+    return f"{pack_index_dir(stage)}/{_name(segment, 'segment')}.json"
 
 
 def _sample_dir(sample_id: str) -> str:

@@ -145,6 +145,55 @@ class ObjectStore:
             found = _walk_local(where.root, base) if where.is_local else _find(where, base)
         return sorted(found)
 
+    def list_children(self, prefix: str) -> list[str]:
+        """The names directly under a directory (objects and sub-directories), one level.
+
+        Returns:
+            Sorted names; ``[]`` when there is no such directory. Temporary files of
+            writes in progress are left out.
+
+        Raises:
+            StoreError: The store cannot be listed.
+        """
+        where = self.location
+        full = where.full_path(validate_relpath(prefix))
+        with where.guard("list", prefix, missing_is_lookup=False):
+            if where.is_local:
+                try:
+                    names = os.listdir(full)
+                except (FileNotFoundError, NotADirectoryError):
+                    return []
+            else:
+                where.fs.invalidate_cache(full)
+                try:
+                    names = [path.rstrip("/").rsplit("/", 1)[-1] for path in where.fs.ls(full, detail=False)]
+                except FileNotFoundError:
+                    return []
+        return sorted(name for name in names if not _is_temporary(name))
+
+    def remove_many(self, relpaths: list[str]) -> None:
+        """Remove objects; those already gone are fine.
+
+        Raises:
+            StoreError: The store refused.
+        """
+        where = self.location
+        fulls = [where.full_path(validate_relpath(rel)) for rel in relpaths]
+        if not fulls:
+            return
+        with where.guard("remove", relpaths[0], missing_is_lookup=False):
+            if where.is_local:
+                for full in fulls:
+                    try:
+                        os.unlink(full)
+                    except FileNotFoundError:
+                        pass
+            else:
+                try:
+                    where.fs.rm(fulls)
+                except FileNotFoundError:
+                    pass
+
     def modified(self, relpath: str) -> float | None:
         """When an object was last written (POSIX seconds), if the store says."""
         where = self.location

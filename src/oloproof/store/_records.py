@@ -1,35 +1,70 @@
-"""The stage-record cache: one JSON object per stage and identity key.
+"""The stage-record cache: stage records by stage and identity key.
 
-Records live at ``cache/<stage>/<kk>/<key>.json`` (see
-:func:`oloproof.store.cache_path`). A record is only ever a cache: it
-can be recomputed, so it is written atomically but not flushed to disk.
+Records written together (a batch's, see :class:`PackWriter`) share one object, a
+*pack*, found through the stage's index (:mod:`oloproof.store._packs`); a record
+written alone (an agent's tool result) and every record of a store written before
+packs is one object at ``cache/<stage>/<kk>/<key>.json``. Readers look in both.
+
+A record is only ever a cache: it can be recomputed, so it is written atomically
+but not flushed to disk.
+
+Durability: a pack is written before the index segment that names it, so the
+index never points at a pack that is not there. What a crash can lose is what was
+computed and not yet flushed: the records a batch in flight collected since its
+last flush (a writer flushes at its size or age limit and when the batch ends,
+failing or not). A resumed run finds everything flushed and computes the rest.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+import time
+from collections import defaultdict
+from typing import Any
 
 from oloproof._exceptions import StoreError
 from oloproof.records import StoredObject
-from oloproof.store._layout import cache_path
+from oloproof.store._layout import CACHE_DIR, cache_path, pack_index_dir, pack_index_path, pack_path
 from oloproof.store._objects import ObjectStore, parse_json
+from oloproof.store._packs import PackIndex, new_pack_id, segment_body
 
-__all__ = ["RecordCache"]
+__all__ = ["PackWriter", "RecordCache"]
+
+COMPACT_AT = 64
+"""Index segments of a stage beyond which a reader merges them into one."""
 
 
-@dataclass(frozen=True)
 class RecordCache:
-    """Per-case stage records, kept as JSON objects of a store.
+    """Stage records, kept as JSON objects of a store.
 
     This is the JSON edge of the stage records: the stages validate what they read
     into their record models (``oloproof.records.STAGE_RECORDS``) and hand the
-    objects to write here.
+    objects to write here. It keeps each stage's index in memory (refreshed from the
+    store at each read), is safe to use from many threads, and pickles without it.
+
+    Args:
+        objects: The store's objects.
 
     Attributes:
         objects: The store's objects.
     """
 
-    objects: ObjectStore
+    def __init__(self, objects: ObjectStore) -> None:
+        self.objects = objects
+        self._lock = threading.Lock()
+        self._indexes: dict[str, PackIndex] = {}
+        self._legacy: dict[str, bool] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"objects": self.objects}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["objects"])  # type: ignore[misc]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RecordCache) and other.objects == self.objects
+
+    __hash__ = None  # type: ignore[assignment]
 
     def get_record(self, stage: str, key: str) -> StoredObject | None:
         """The cached record of one stage for one identity key, or None.
@@ -52,13 +87,48 @@ class RecordCache:
         Raises:
             StoreError: A record exists but cannot be read or is not an object.
         """
-        paths = {cache_path(stage, key): key for key in keys}
-        found = self.objects.read_many(list(paths))
-        url_for = self.objects.location.url_for
-        return {paths[rel]: _record(data, url_for(rel)) for rel, data in found.items()}
+        wanted = set(keys)
+        if not wanted:
+            return {}
+        index = self._refresh(stage)
+        by_pack: dict[str, list[str]] = defaultdict(list)
+        for key in wanted:
+            pack = index.pack_of(key)
+            if pack is not None:
+                by_pack[pack].append(key)
+        found = self._from_packs(stage, by_pack, index)
+        rest = [key for key in wanted if key not in found]
+        if rest and self._has_singles(stage):
+            paths = {cache_path(stage, key): key for key in rest}
+            url_for = self.objects.location.url_for
+            for rel, data in self.objects.read_many(list(paths)).items():
+                found[paths[rel]] = _record(parse_json(data, url_for(rel)), url_for(rel))
+        return found
+
+    def put_records(self, stage: str, records: dict[str, StoredObject]) -> None:
+        """Store records of one stage together, as one pack and its index segment.
+
+        Raises:
+            StoreError: A record is not a JSON object, or the pack cannot be written.
+        """
+        if not records:
+            return
+        pack = new_pack_id()
+        for record in records.values():
+            if not isinstance(record, dict):
+                raise StoreError(
+                    f"a stage record must be a dict, got {type(record).__name__}",
+                    path=self.objects.location.url_for(pack_path(stage, pack)),
+                )
+        self.objects.write_json(pack_path(stage, pack), records, durable=False)
+        body = segment_body({pack: sorted(records)})
+        self.objects.write_json(pack_index_path(stage, pack), body, durable=False)
+        with self._lock:
+            self._index(stage).apply(pack, body)
 
     def put_record(self, stage: str, key: str, record: StoredObject) -> None:
-        """Store the record of one stage for one identity key, atomically.
+        """Store the record of one stage for one identity key alone, atomically
+        (a record looked up alone, such as an agent's tool result).
 
         Raises:
             StoreError: The record is not a JSON object or cannot be written.
@@ -70,10 +140,150 @@ class RecordCache:
                 path=self.objects.location.url_for(relpath),
             )
         self.objects.write_json(relpath, record, durable=False)
+        with self._lock:
+            self._legacy[stage] = True
+
+    def remove_records(self, stage: str, keys: list[str]) -> None:
+        """Forget the records of some keys: the next read of them is a miss.
+
+        Raises:
+            StoreError: The store refused the write.
+        """
+        if not keys:
+            return
+        segment = new_pack_id()
+        body = segment_body({}, removed=sorted(set(keys)))
+        self.objects.write_json(pack_index_path(stage, segment), body, durable=False)
+        with self._lock:
+            self._index(stage).apply(segment, body)
+        if self._has_singles(stage):
+            self.objects.remove_many([cache_path(stage, key) for key in keys])
+
+    def keys(self, stage: str) -> set[str]:
+        """Every key with a record of the stage (packs and single records)."""
+        index = self._refresh(stage)
+        found = index.keys()
+        if self._has_singles(stage):
+            for path in self.objects.list_paths(f"{CACHE_DIR}/{stage}"):
+                parts = path.split("/")
+                if len(parts) == 4 and len(parts[2]) == 2 and parts[3].endswith(".json"):
+                    found.add(parts[3][: -len(".json")])
+        return found
+
+    # -- the index --------------------------------------------------------
+
+    def _index(self, stage: str) -> PackIndex:
+        if stage not in self._indexes:
+            self._indexes[stage] = PackIndex()
+        return self._indexes[stage]
+
+    def _refresh(self, stage: str) -> PackIndex:
+        """The stage's index with every segment now in the store applied."""
+        directory = pack_index_dir(stage)
+        for _ in range(3):  # a segment may vanish between the listing and its read (merged)
+            names = [n[: -len(".json")] for n in self.objects.list_children(directory) if n.endswith(".json")]
+            with self._lock:
+                index = self._index(stage)
+                unread = [name for name in names if not index.has(name)]
+            bodies = self.objects.read_many([pack_index_path(stage, name) for name in unread])
+            url_for = self.objects.location.url_for
+            with self._lock:
+                for name in unread:
+                    rel = pack_index_path(stage, name)
+                    if rel in bodies:
+                        index.apply(name, parse_json(bodies[rel], url_for(rel), what="index segment"))
+            if len(bodies) == len(unread):
+                break
+        if len(names) > COMPACT_AT:
+            self._compact(stage, index, names)
+        return index
+
+    def _compact(self, stage: str, index: PackIndex, names: list[str]) -> None:
+        """Merge the listed segments into one, then remove them.
+
+        The merged segment is written before any removal, so a reader always finds
+        every key in one or the other; two processes merging at once write equal
+        segments. Its name sorts right after the newest segment it merges.
+        """
+        last = max(names)
+        with self._lock:
+            body = index.merged(upto=last)
+        merged = f"{last.split('-', 1)[0]}-{new_pack_id()[-8:]}"
+        self.objects.write_json(pack_index_path(stage, merged), body, durable=False)
+        with self._lock:
+            index.apply(merged, body)
+        self.objects.remove_many([pack_index_path(stage, name) for name in names])
+
+    def _from_packs(self, stage: str, by_pack: dict[str, list[str]], index: PackIndex) -> dict[str, StoredObject]:
+        paths = {pack_path(stage, pack): pack for pack in by_pack}
+        contents = self.objects.read_many(list(paths))
+        url_for = self.objects.location.url_for
+        found: dict[str, StoredObject] = {}
+        for rel, pack in paths.items():
+            if rel not in contents:  # removed behind the index's back: a miss
+                with self._lock:
+                    index.forget_pack(pack)
+                continue
+            records = parse_json(contents[rel], url_for(rel), what="pack")
+            if not isinstance(records, dict):
+                raise StoreError(f"a pack must be a JSON object, got {type(records).__name__}", path=url_for(rel))
+            for key in by_pack[pack]:
+                if key in records:
+                    found[key] = _record(records[key], f"{url_for(rel)}#{key}")
+        return found
+
+    def _has_singles(self, stage: str) -> bool:
+        """Whether the stage has records stored alone (``<kk>/<key>.json``)."""
+        with self._lock:
+            known = self._legacy.get(stage)
+        if known is None:
+            names = self.objects.list_children(f"{CACHE_DIR}/{stage}")
+            known = any(len(name) == 2 for name in names)
+            with self._lock:
+                known = self._legacy.setdefault(stage, known) or known
+        return known
 
 
-def _record(data: bytes, url: str) -> StoredObject:
-    value = parse_json(data, url)
+class PackWriter:
+    """Collects a batch's records of one stage and writes them as packs.
+
+    It flushes when it holds ``max_records`` records, when a record is added
+    ``max_seconds`` after the oldest unwritten one, and on `flush` (the batch's end).
+
+    Args:
+        records: The store's record cache.
+        stage: The stage the records belong to.
+        max_records: The most records one pack holds.
+        max_seconds: How long a record may wait unwritten while others arrive.
+    """
+
+    def __init__(self, records: RecordCache, stage: str, *, max_records: int = 1000, max_seconds: float = 2.0) -> None:
+        self._records = records
+        self._stage = stage
+        self._max_records = max_records
+        self._max_seconds = max_seconds
+        self._pending: dict[str, StoredObject] = {}
+        self._since = 0.0
+
+    def add(self, key: str, record: StoredObject) -> None:
+        """Add one record; writes the pending pack once it is full or old enough."""
+        if not self._pending:
+            self._since = time.monotonic()
+        self._pending[key] = record
+        if len(self._pending) >= self._max_records or time.monotonic() - self._since >= self._max_seconds:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what is pending as one pack.
+
+        Raises:
+            StoreError: The pack cannot be written.
+        """
+        pending, self._pending = self._pending, {}
+        self._records.put_records(self._stage, pending)
+
+
+def _record(value: Any, url: str) -> StoredObject:
     if not isinstance(value, dict):
         raise StoreError(
             f"a stage record must be a JSON object, got {type(value).__name__}", path=url

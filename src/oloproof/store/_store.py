@@ -4,7 +4,7 @@
 
 - :class:`~oloproof.store._location.StoreLocation`: URL, filesystem, paths, checks;
 - :class:`~oloproof.store._objects.ObjectStore`: atomic bytes and JSON I/O, listings;
-- :class:`~oloproof.store._records.RecordCache`: per-case stage records;
+- :class:`~oloproof.store._records.RecordCache`: stage records, packed per batch;
 - :class:`~oloproof.store._tables.TableStore`: Parquet tables;
 - :class:`~oloproof.store._queries.Queries`: SQL over the DuckDB views.
 
@@ -141,8 +141,20 @@ class ResultsStore:
         return self.records.get_records(stage, keys)
 
     def put_record(self, stage: str, key: str, record: StoredObject) -> None:
-        """Store one stage record; see :meth:`RecordCache.put_record`."""
+        """Store one stage record alone; see :meth:`RecordCache.put_record`."""
         self.records.put_record(stage, key, record)
+
+    def put_records(self, stage: str, records: dict[str, StoredObject]) -> None:
+        """Store stage records together, as one pack; see :meth:`RecordCache.put_records`."""
+        self.records.put_records(stage, records)
+
+    def remove_records(self, stage: str, keys: list[str]) -> None:
+        """Forget stage records; see :meth:`RecordCache.remove_records`."""
+        self.records.remove_records(stage, keys)
+
+    def record_keys(self, stage: str) -> set[str]:
+        """Every key with a record of a stage; see :meth:`RecordCache.keys`."""
+        return self.records.keys(stage)
 
     # -- tables: see TableStore -------------------------------------------
 

@@ -11,6 +11,7 @@ re-run retries it.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import copy
 import logging
 import sysconfig
@@ -25,6 +26,7 @@ from pydantic import BaseModel, PlainValidator, ValidationError
 
 from oloproof._exceptions import RunStoppedError, SystemContractError
 from oloproof.records import StageRecord, stage_record, validate_staged
+from oloproof.store import PackWriter
 from oloproof.tasks._environment import RunEnvironment
 from oloproof.tasks._executor import CallResult, CallTimeoutError
 from oloproof.tasks._flights import Claim, follow, publish
@@ -178,6 +180,23 @@ def run_cached(
 def _resolve(
     env: RunEnvironment, stage: str, items: list[WorkItem], use_cache: bool, claims: dict[str, Claim]
 ) -> dict[str, Outcome]:
+    # The batch's new records go out together, as packs; on the way out (a stop, a
+    # contract error) what was computed is still written.
+    writer = PackWriter(env.store.records, stage)
+    try:
+        results = _resolve_into(env, stage, items, use_cache, claims, writer)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            writer.flush()
+        raise
+    writer.flush()
+    return results
+
+
+def _resolve_into(
+    env: RunEnvironment, stage: str, items: list[WorkItem], use_cache: bool, claims: dict[str, Claim],
+    writer: PackWriter,
+) -> dict[str, Outcome]:
     results: dict[str, Outcome] = {}
     cached = _cached_records(env, stage, items) if use_cache else {}
     pending: dict[concurrent.futures.Future[Any], list[WorkItem]] = {}
@@ -206,7 +225,7 @@ def _resolve(
                 error, record = failure, failure.record
             else:
                 if use_cache and not shared:
-                    env.store.put_record(stage, item.key, finished.stored())
+                    writer.add(item.key, finished.stored())
         if error is not None:
             failures.append((item.label or item.case_id, _describe(error)))
             results[item.case_id] = outcome(

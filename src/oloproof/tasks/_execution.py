@@ -11,7 +11,14 @@ from typing import TypeVar
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from oloproof.records import AssemblyRecord, ExecutionRecord, GenerationRecord, RetrievalRecord, StageRecord
+from oloproof.records import (
+    AssemblyRecord,
+    ExecutionRecord,
+    GenerationRecord,
+    RetrievalRecord,
+    StageRecord,
+    StoredObject,
+)
 from oloproof.stages._batch import Batch
 from oloproof.stages._identity import execution_key
 from oloproof.tasks._agent import agent_passages
@@ -129,6 +136,7 @@ def record_executions(
     system = env.system.config
     tools = env.system.context_tools if system.kind == "agent" else None
     results: dict[str, CaseResult] = {}
+    executions: dict[str, StoredObject] = {}
     for case_id in batch.case_ids:
         if case_id in cached:
             found = cached[case_id]
@@ -141,5 +149,6 @@ def record_executions(
         }
         results[case_id] = result = _merge(case_id, key, stages, env.run_id, tools, batch.repeat)
         if result.ok and _uses_execution_cache(env):
-            env.store.put_record("execute", key, result.execution().stored())
+            executions[key] = result.execution().stored()
+    env.store.put_records("execute", executions)
     return results
