@@ -62,7 +62,7 @@ from oloproof.store import (
 )
 
 SCENARIO = "store_query"
-TARGET_RATIO = 1.5
+TARGET_RATIO = 1.3
 CRITERIA = ("answer_correct", "citations_valid", "hit_rate_at_2", "relevance")
 SQL = (
     "SELECT criterion, avg(value) AS mean_value, count(*) AS n FROM {source} "

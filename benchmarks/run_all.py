@@ -11,7 +11,7 @@ as not met, with the measured ratio; nothing here asserts a timing.
     python benchmarks/run_all.py --only metrics,store_query
     python benchmarks/run_all.py --quick --out /tmp/R.md --json-out /tmp/r.json   # tiny sizes: the harness works
 
-Scenarios: latency, rerun, size, s3, metrics, store_query, judges, startup.
+Scenarios: latency, rerun, size, s3, metrics, store_query, judges, startup, second_run.
 """
 
 from __future__ import annotations
@@ -72,8 +72,8 @@ def _latency_targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     bare_s = bare["figures"]["wall_s"]
     return [
         _target("flow call / ideal N·L/C", "≤ 1.25", engine["flow_s"], engine["flow_ratio"], engine["flow_ratio"] <= 1.25),
-        _target("flow call / bare asyncio loop", "≤ 1.2", engine["flow_s"], engine["flow_s"] / bare_s,
-                engine["flow_s"] / bare_s <= 1.2),
+        _target("flow call / bare asyncio loop", "≤ 1.10", engine["flow_s"], engine["flow_s"] / bare_s,
+                engine["flow_s"] / bare_s <= 1.10),
         _target("whole command (running server) / ideal", "reported", engine["command_s"], engine["command_ratio"], None),
     ]  # fmt: skip
 
@@ -112,10 +112,10 @@ def _size_targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
                    largest["peak_rss_mb"] / 1500, largest["peak_rss_mb"] <= 1500)]  # fmt: skip
     if "figures" in results[1]:
         loop_ms = results[1]["figures"]["ms_per_case"]
-        out.append(_target(f"per-case cost at {at_10k['cases']:,} (flow, ms) / bare Python loop with pyarrow", "≤ 3",
-                           ours_ms, ours_ms / loop_ms, ours_ms / loop_ms <= 3))  # fmt: skip
+        out.append(_target(f"per-case cost at {at_10k['cases']:,} (flow, ms) / bare Python loop with pyarrow", "≤ 5",
+                           ours_ms, ours_ms / loop_ms, ours_ms / loop_ms <= 5))  # fmt: skip
     else:
-        out.append(_target("per-case cost / bare Python loop with pyarrow", "≤ 3 (baseline not measured: "
+        out.append(_target("per-case cost / bare Python loop with pyarrow", "≤ 5 (baseline not measured: "
                            f"{results[1].get('error')})", ours_ms, None, None))  # fmt: skip
     if "slope_peak_rss_mb_per_1k_cases" in memory:
         out.append(_target("peak RSS slope (MB per 1,000 cases, least squares)", "reported (linear)",
@@ -177,6 +177,20 @@ def _startup_commands(quick: bool) -> list[list[str]]:
     return [_python("bench_baselines.py", "startup", "--repeat", "1" if quick else "3", "--json")]
 
 
+def _second_run_commands(quick: bool) -> list[list[str]]:
+    return [_python("second_run.py", "--repeats", "1" if quick else "3", "--json")]
+
+
+def _second_run_targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    import statistics
+
+    kept, temporary = statistics.median(results[0]["reuse"]), statistics.median(results[0]["temporary"])
+    return [
+        _target("second run, kept local server (s, median)", "≤ 6", kept, kept / 6, kept <= 6),
+        _target("second run, temporary server per command (s, median)", "reported", temporary, None, None),
+    ]
+
+
 SCENARIOS = [
     Scenario("latency", "latency-bound: 2,000 cases, retrieve 20 ms, generate 200 ms, max_concurrency 32",
              _latency_commands, _latency_targets),
@@ -191,6 +205,8 @@ SCENARIOS = [
              _judges_targets),
     Scenario("startup", "start-up: the 13-case example end to end against a hello-world flow",
              _startup_commands, _child_targets),
+    Scenario("second_run", "the example's second `oloproof run` in a fresh shell, no server configured",
+             _second_run_commands, _second_run_targets),
 ]  # fmt: skip
 
 

@@ -131,3 +131,12 @@ def test_writers_in_many_threads_and_a_pickled_copy(root):
         list(pool.map(write, range(20)))
     copy = pickle.loads(pickle.dumps(store))
     assert copy.record_keys("execute") == {_key(n) for n in range(200)}
+
+
+def test_what_one_process_writes_later_wins_even_within_one_millisecond(root):
+    store = ResultsStore(root)
+    for n in range(100):  # many writes a millisecond: the names alone must keep their order
+        store.put_records("judge", {_key(1): {"v": n}})
+        store.remove_records("judge", [_key(1)])
+        store.put_records("judge", {_key(1): {"v": -n}})
+    assert ResultsStore(root).get_record("judge", _key(1)) == {"v": -99}

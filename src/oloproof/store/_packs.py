@@ -14,14 +14,15 @@ from __future__ import annotations
 from typing import Any
 
 from oloproof._exceptions import StoreError
-from oloproof._ids import new_run_id
+from oloproof._ids import new_ulid
 
 __all__ = ["PackIndex", "new_pack_id", "segment_body"]
 
 
 def new_pack_id() -> str:
-    """A fresh, time-ordered id for a pack or an index segment (a ULID)."""
-    return new_run_id()[len("run_"):]
+    """A fresh, time-ordered id for a pack or an index segment (a ULID, increasing
+    within the process)."""
+    return new_ulid()
 
 
 def segment_body(packs: dict[str, list[str]], removed: list[str] | None = None) -> dict[str, Any]:
