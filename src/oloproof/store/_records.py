@@ -54,6 +54,9 @@ class RecordCache:
         self._lock = threading.Lock()
         self._indexes: dict[str, PackIndex] = {}
         self._legacy: dict[str, bool] = {}
+        self._listing: dict[str, threading.Lock] = {}
+        """Per stage: held while one thread lists and reads the index (the batches of a
+        run look up at once; one reads what is new, the others then find it read)."""
 
     def __getstate__(self) -> dict[str, Any]:
         return {"objects": self.objects}
@@ -177,8 +180,16 @@ class RecordCache:
             self._indexes[stage] = PackIndex()
         return self._indexes[stage]
 
+    def _stage_lock(self, stage: str) -> threading.Lock:
+        with self._lock:
+            return self._listing.setdefault(stage, threading.Lock())
+
     def _refresh(self, stage: str) -> PackIndex:
         """The stage's index with every segment now in the store applied."""
+        with self._stage_lock(stage):
+            return self._refresh_listed(stage)
+
+    def _refresh_listed(self, stage: str) -> PackIndex:
         directory = pack_index_dir(stage)
         for _ in range(3):  # a segment may vanish between the listing and its read (merged)
             names = [n[: -len(".json")] for n in self.objects.list_children(directory) if n.endswith(".json")]
@@ -234,14 +245,15 @@ class RecordCache:
 
     def _has_singles(self, stage: str) -> bool:
         """Whether the stage has records stored alone (``<kk>/<key>.json``)."""
-        with self._lock:
-            known = self._legacy.get(stage)
-        if known is None:
-            names = self.objects.list_children(f"{CACHE_DIR}/{stage}")
-            known = any(len(name) == 2 for name in names)
+        with self._stage_lock(stage):
             with self._lock:
-                known = self._legacy.setdefault(stage, known) or known
-        return known
+                known = self._legacy.get(stage)
+            if known is None:
+                names = self.objects.list_children(f"{CACHE_DIR}/{stage}")
+                known = any(len(name) == 2 for name in names)
+                with self._lock:
+                    known = self._legacy.setdefault(stage, known) or known
+            return known
 
 
 class PackWriter:

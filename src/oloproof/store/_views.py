@@ -339,8 +339,12 @@ def _create_table_view(
             f" FROM read_parquet([{', '.join(sql_string(f) for f in files)}], union_by_name=true)"
         )
         # A column added since some runs were written is NULL in theirs, and absent
-        # altogether when every file predates it.
-        present = {row[0] for row in con.execute(f"DESCRIBE SELECT *{source}").fetchall()}
+        # altogether when every file predates it. The newest file (run ids sort by
+        # time) usually has every column: then no other footer needs reading here.
+        newest = f" FROM read_parquet({sql_string(files[-1])})"
+        present = {row[0] for row in con.execute(f"DESCRIBE SELECT *{newest}").fetchall()}
+        if not present.issuperset(schema.names):
+            present = {row[0] for row in con.execute(f"DESCRIBE SELECT *{source}").fetchall()}
 
         def cast(name: str, kind: str) -> str:
             if name not in present:
