@@ -11,7 +11,7 @@ as not met, with the measured ratio; nothing here asserts a timing.
     python benchmarks/run_all.py --only metrics,store_query
     python benchmarks/run_all.py --quick --out /tmp/R.md --json-out /tmp/r.json   # tiny sizes: the harness works
 
-Scenarios: latency, rerun, size, s3, metrics, store_query, judges, startup, second_run.
+Scenarios: latency, rerun, size, s3, metrics, store_query, judges, startup, second_run, recorded, inspect.
 """
 
 from __future__ import annotations
@@ -177,6 +177,14 @@ def _startup_commands(quick: bool) -> list[list[str]]:
     return [_python("bench_baselines.py", "startup", "--repeat", "1" if quick else "3", "--json")]
 
 
+def _recorded_commands(quick: bool) -> list[list[str]]:
+    return [_python("bench_recorded.py", "--rows", "500" if quick else "100000", "--json")]
+
+
+def _inspect_commands(quick: bool) -> list[list[str]]:
+    return [_python("bench_inspect.py", "--cases", "40" if quick else "2000", "--json")]
+
+
 def _second_run_commands(quick: bool) -> list[list[str]]:
     return [_python("second_run.py", "--repeats", "1" if quick else "3", "--json")]
 
@@ -207,6 +215,10 @@ SCENARIOS = [
              _startup_commands, _child_targets),
     Scenario("second_run", "the example's second `oloproof run` in a fresh shell, no server configured",
              _second_run_commands, _second_run_targets),
+    Scenario("recorded", "recorded rows scored by document_retrieval: 100,000 rows, 10 labels and 10 documents each",
+             _recorded_commands, _child_targets),
+    Scenario("inspect", "2,000 cases, 200 ms generation, concurrency 32: `oloproof run` against `inspect eval`",
+             _inspect_commands, _child_targets),
 ]  # fmt: skip
 
 

@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from oloproof._exceptions import StoreError
-from oloproof.store import PackWriter, ResultsStore, cache_path, pack_index_path, pack_path
-from oloproof.store._packs import PackIndex, segment_body
+from oloproof.store import ObjectStore, PackWriter, ResultsStore, cache_path, pack_index_path, pack_path
+from oloproof.store._packs import PackIndex, new_pack_id, segment_body
 from oloproof.store._records import COMPACT_AT
 
 
@@ -36,15 +36,22 @@ def test_records_written_together_are_one_pack_and_one_segment(root):
     assert reader.record_keys("generate") == {_key(1), _key(2)}
 
 
+def _name(n: int) -> str:
+    return f"{n:026d}"
+
+
 def test_the_newest_word_on_a_key_wins_whatever_the_reading_order():
     index = PackIndex()
-    index.apply("02", segment_body({"p2": ["k"]}))
-    index.apply("01", segment_body({"p1": ["k", "j"]}))
-    index.apply("03", segment_body({}, removed=["j"]))
-    assert (index.pack_of("k"), index.pack_of("j")) == ("p2", None)
+    index.apply("s2", segment_body({_name(2): ["k"]}))
+    index.apply("s1", segment_body({_name(1): ["k", "j"]}))
+    index.apply("s3", segment_body({}, {_name(3): ["j"]}))
+    assert (index.pack_of("k"), index.pack_of("j")) == (_name(2), None)
     assert index.keys() == {"k"}
+    with pytest.raises(StoreError, match="invalid index segment") as caught:
+        index.apply("s4", {"packs": {_name(4): "k"}, "removed": {}}, "file:///x/index/s4.json")
+    assert caught.value.path == "file:///x/index/s4.json"
     with pytest.raises(StoreError):
-        index.apply("04", {"packs": {"p": "k"}})
+        index.apply("s5", segment_body({"../../x": ["k"]}))
 
 
 def test_a_removed_record_is_a_miss_and_can_be_written_again(root):
@@ -71,16 +78,68 @@ def test_many_segments_are_merged_and_every_record_still_found(root):
     third = ResultsStore(root)
     assert third.get_records("retrieve", [_key(0), _key(1), _key(999)]) == {_key(1): {"n": -1}, _key(999): {"n": 999}}
     # The first reader applies only what is new to it.
-    assert reader.get_record("retrieve", _key(1)) == {"n": -1}
+    assert reader.get_records("retrieve", [_key(1), _key(1000)]) == {_key(1): {"n": -1}}
 
 
-def test_a_pack_gone_behind_the_index_is_a_miss(root):
+def test_a_write_that_lands_after_a_merge_still_wins_over_what_the_merge_carries(root, monkeypatch):
+    store = ResultsStore(root)
+    store.put_records("judge", {_key(1): {"v": "old"}, _key(2): {"v": "old"}})
+    # Two writes named now that land late: a rewrite of key 1, a removal of key 2.
+    late = [new_pack_id() for _ in range(2)]
+    for n in range(COMPACT_AT + 1):
+        store.put_records("judge", {_key(100 + n): {"n": n}})
+    ResultsStore(root).get_record("judge", _key(100))  # merges what it lists
+    assert len(store.objects.list_children("cache/judge/index")) == 1
+    store.write_json(pack_path("judge", late[0]), {_key(1): {"v": "new"}})
+    store.write_json(pack_index_path("judge", late[0]), segment_body({late[0]: [_key(1)]}))
+    store.write_json(pack_index_path("judge", late[1]), segment_body({}, {late[1]: [_key(2)]}))
+    assert ResultsStore(root).get_records("judge", [_key(1), _key(2)]) == {_key(1): {"v": "new"}}
+
+
+def test_a_reader_that_may_not_write_still_reads_past_the_merge_limit(root, monkeypatch):
+    writer = ResultsStore(root)
+    for n in range(COMPACT_AT + 2):
+        writer.put_records("judge", {_key(n): {"n": n}})
+    reader = ResultsStore(root)
+    real = ObjectStore.write_json
+
+    def refuse(self, relpath, value, **kwargs):
+        if self is reader.objects:
+            raise StoreError("AccessDenied: PutObject", path=relpath)
+        return real(self, relpath, value, **kwargs)
+
+    monkeypatch.setattr(ObjectStore, "write_json", refuse)
+    assert reader.get_records("judge", [_key(0), _key(COMPACT_AT + 1)]) == {_key(0): {"n": 0}, _key(COMPACT_AT + 1): {"n": COMPACT_AT + 1}}
+    assert len(reader.objects.list_children("cache/judge/index")) == COMPACT_AT + 2  # nothing merged, nothing lost
+
+
+def test_a_pack_gone_or_not_yet_visible_is_a_miss_for_that_read_only(root):
     store = ResultsStore(root)
     store.put_records("generate", {_key(1): {"v": 1}})
     pack = next(p for p in store.list_paths("cache") if "/packs/" in p)
+    data = store.read_bytes(pack)
     store.objects.remove_many([pack])
-    assert store.get_records("generate", [_key(1)]) == {}
-    assert ResultsStore(root).get_records("generate", [_key(1)]) == {}
+    reader = ResultsStore(root)
+    assert reader.get_records("generate", [_key(1)]) == {}
+    store.write_bytes(pack, data)  # visible again (an eventually consistent store)
+    assert reader.get_records("generate", [_key(1)]) == {_key(1): {"v": 1}}
+    for n in range(COMPACT_AT + 1):  # and a merge by that reader keeps the key
+        store.put_records("generate", {_key(100 + n): {"n": n}})
+    store.objects.remove_many([pack])
+    assert reader.get_records("generate", [_key(1), _key(2)]) == {}
+    store.write_bytes(pack, data)
+    assert ResultsStore(root).get_record("generate", _key(1)) == {"v": 1}
+
+
+def test_single_records_written_by_another_process_are_found_and_removed(root):
+    early = ResultsStore(root)
+    assert early.get_records("tool", [_key(1)]) == {}  # no single records yet, as far as it knows
+    ResultsStore(root).put_record("tool", _key(1), {"result": "from another"})
+    assert early.get_records("tool", [_key(1)]) == {_key(1): {"result": "from another"}}
+    fresh = ResultsStore(root)
+    fresh.remove_records("tool", [_key(1)])
+    assert ResultsStore(root).get_records("tool", [_key(1)]) == {}
+    assert early.get_records("tool", [_key(1)]) == {}
 
 
 def test_records_stored_alone_and_by_stores_before_packs_are_found_beside_packs(root):
@@ -96,14 +155,16 @@ def test_records_stored_alone_and_by_stores_before_packs_are_found_beside_packs(
 
 def test_a_torn_pack_or_segment_is_one_error_naming_it(root):
     store = ResultsStore(root)
-    store.write_bytes(pack_path("judge", "P1"), b'{"' + _key(1).encode() + b'": {"v"')
-    store.write_json(pack_index_path("judge", "P1"), segment_body({"P1": [_key(1)]}))
+    torn = _name(1)
+    store.write_bytes(pack_path("judge", torn), b'{"' + _key(1).encode() + b'": {"v"')
+    store.write_json(pack_index_path("judge", torn), segment_body({torn: [_key(1)]}))
     with pytest.raises(StoreError) as caught:
         ResultsStore(root).get_records("judge", [_key(1)])
-    assert caught.value.path is not None and caught.value.path.endswith("packs/P1.json")
+    assert caught.value.path is not None and caught.value.path.endswith(f"packs/{torn}.json")
     store.write_bytes(pack_index_path("judge", "P2"), b"[1]")
-    with pytest.raises(StoreError, match="P2"):
+    with pytest.raises(StoreError) as caught:
         ResultsStore(root).get_records("judge", [_key(1)])
+    assert caught.value.path is not None and caught.value.path.endswith("index/P2.json")
 
 
 def test_the_writer_flushes_when_full_and_at_the_end(root):

@@ -19,7 +19,8 @@ def records(tmp_path) -> RecordCache:
 
 def test_records_live_under_the_cache_layout(records):
     records.put_record("judge", KEY, {"é": [1, 2]})
-    assert records.objects.list_paths() == [cache_path("judge", KEY)]
+    # The record, and the mark that tells every reader the stage has records stored alone.
+    assert records.objects.list_paths() == [cache_path("judge", KEY), "cache/judge/index/singles.json"]
     assert records.objects.read_bytes(cache_path("judge", KEY)) == '{"é":[1,2]}'.encode()
     assert records.get_record("judge", KEY) == {"é": [1, 2]}
 

@@ -86,9 +86,9 @@ def test_a_record_stored_alone_is_one_get_found_or_not(s3_bucket, s3_options):
     sent.clear()
     found = store.get_records("judge", ["a" * 64, "b" * 64, "c" * 64])
     assert found == {"a" * 64: {"k": 1}}
-    # Not a HEAD before each GET, nor a LIST after each miss (what fs.cat would send);
-    # the stage has no index (s3fs lists an empty folder's parent to tell it is none).
-    assert _kinds(sent) == ["GET", "GET", "GET", "LIST", "LIST"]
+    # Not a HEAD before each GET, nor a LIST after each miss (what fs.cat would send):
+    # the index's one listing (it shows the stage has records stored alone), a GET a key.
+    assert _kinds(sent) == ["GET", "GET", "GET", "LIST"]
 
 
 def test_tables_and_views_over_s3(s3_store, s3_options, write_run):

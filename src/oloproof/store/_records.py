@@ -17,6 +17,7 @@ failing or not). A resumed run finds everything flushed and computes the rest.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import defaultdict
@@ -32,6 +33,12 @@ __all__ = ["PackWriter", "RecordCache"]
 
 COMPACT_AT = 64
 """Index segments of a stage beyond which a reader merges them into one."""
+
+SINGLES = "singles"
+"""A marker in a stage's index folder: the stage has records stored alone (the one
+listing every read makes shows it, whoever wrote them)."""
+
+_log = logging.getLogger("oloproof")
 
 
 class RecordCache:
@@ -54,6 +61,7 @@ class RecordCache:
         self._lock = threading.Lock()
         self._indexes: dict[str, PackIndex] = {}
         self._legacy: dict[str, bool] = {}
+        self._compacting = True
         self._listing: dict[str, threading.Lock] = {}
         """Per stage: held while one thread lists and reads the index (the batches of a
         run look up at once; one reads what is new, the others then find it read)."""
@@ -93,13 +101,18 @@ class RecordCache:
         wanted = set(keys)
         if not wanted:
             return {}
-        index = self._refresh(stage)
+        with self._lock:
+            index = self._index(stage)
+            known = all(index.knows(key) for key in wanted)
+        if not known:  # what the index in memory answers needs no listing
+            index = self._refresh(stage)
         by_pack: dict[str, list[str]] = defaultdict(list)
-        for key in wanted:
-            pack = index.pack_of(key)
-            if pack is not None:
-                by_pack[pack].append(key)
-        found = self._from_packs(stage, by_pack, index)
+        with self._lock:
+            for key in wanted:
+                pack = index.pack_of(key)
+                if pack is not None:
+                    by_pack[pack].append(key)
+        found = self._from_packs(stage, by_pack)
         rest = [key for key in wanted if key not in found]
         if rest and self._has_singles(stage):
             paths = {cache_path(stage, key): key for key in rest}
@@ -123,9 +136,11 @@ class RecordCache:
                     f"a stage record must be a dict, got {type(record).__name__}",
                     path=self.objects.location.url_for(pack_path(stage, pack)),
                 )
-        self.objects.write_json(pack_path(stage, pack), records, durable=False)
+        # Flushed to disk locally (one write a batch): after an OS crash the index
+        # still never names a pack that is not whole.
+        self.objects.write_json(pack_path(stage, pack), records)
         body = segment_body({pack: sorted(records)})
-        self.objects.write_json(pack_index_path(stage, pack), body, durable=False)
+        self.objects.write_json(pack_index_path(stage, pack), body)
         with self._lock:
             self._index(stage).apply(pack, body)
 
@@ -144,7 +159,9 @@ class RecordCache:
             )
         self.objects.write_json(relpath, record, durable=False)
         with self._lock:
-            self._legacy[stage] = True
+            marked, self._legacy[stage] = self._legacy.get(stage), True
+        if not marked:
+            self.objects.write_bytes(pack_index_path(stage, SINGLES), b"{}", durable=False)
 
     def remove_records(self, stage: str, keys: list[str]) -> None:
         """Forget the records of some keys: the next read of them is a miss.
@@ -155,17 +172,17 @@ class RecordCache:
         if not keys:
             return
         segment = new_pack_id()
-        body = segment_body({}, removed=sorted(set(keys)))
-        self.objects.write_json(pack_index_path(stage, segment), body, durable=False)
+        body = segment_body({}, {segment: sorted(set(keys))})
+        self.objects.write_json(pack_index_path(stage, segment), body)
         with self._lock:
             self._index(stage).apply(segment, body)
-        if self._has_singles(stage):
-            self.objects.remove_many([cache_path(stage, key) for key in keys])
+        self.objects.remove_many([cache_path(stage, key) for key in keys])
 
     def keys(self, stage: str) -> set[str]:
         """Every key with a record of the stage (packs and single records)."""
         index = self._refresh(stage)
-        found = index.keys()
+        with self._lock:
+            found = index.keys()
         if self._has_singles(stage):
             for path in self.objects.list_paths(f"{CACHE_DIR}/{stage}"):
                 parts = path.split("/")
@@ -194,6 +211,9 @@ class RecordCache:
         for _ in range(3):  # a segment may vanish between the listing and its read (merged)
             names = [n[: -len(".json")] for n in self.objects.list_children(directory) if n.endswith(".json")]
             with self._lock:
+                if SINGLES in names:
+                    self._legacy[stage] = True
+                names = [name for name in names if name != SINGLES]
                 index = self._index(stage)
                 unread = [name for name in names if not index.has(name)]
             bodies = self.objects.read_many([pack_index_path(stage, name) for name in unread])
@@ -202,11 +222,15 @@ class RecordCache:
                 for name in unread:
                     rel = pack_index_path(stage, name)
                     if rel in bodies:
-                        index.apply(name, parse_json(bodies[rel], url_for(rel), what="index segment"))
+                        index.apply(name, parse_json(bodies[rel], url_for(rel), what="index segment"), url_for(rel))
             if len(bodies) == len(unread):
                 break
-        if len(names) > COMPACT_AT:
-            self._compact(stage, index, names)
+        if len(names) > COMPACT_AT and self._compacting:
+            try:
+                self._compact(stage, index, names)
+            except StoreError as error:  # a reader may not write: its reads still work
+                self._compacting = False
+                _log.warning("not merging the index of cache/%s: %s", stage, error)
         return index
 
     def _compact(self, stage: str, index: PackIndex, names: list[str]) -> None:
@@ -214,26 +238,23 @@ class RecordCache:
 
         The merged segment is written before any removal, so a reader always finds
         every key in one or the other; two processes merging at once write equal
-        segments. Its name sorts right after the newest segment it merges.
+        decisions. Each decision keeps its own name, so the merge's name is any.
         """
-        last = max(names)
         with self._lock:
-            body = index.merged(upto=last)
-        merged = f"{last.split('-', 1)[0]}-{new_pack_id()[-8:]}"
-        self.objects.write_json(pack_index_path(stage, merged), body, durable=False)
+            body = index.merged()
+        merged = new_pack_id()
+        self.objects.write_json(pack_index_path(stage, merged), body)
         with self._lock:
             index.apply(merged, body)
         self.objects.remove_many([pack_index_path(stage, name) for name in names])
 
-    def _from_packs(self, stage: str, by_pack: dict[str, list[str]], index: PackIndex) -> dict[str, StoredObject]:
+    def _from_packs(self, stage: str, by_pack: dict[str, list[str]]) -> dict[str, StoredObject]:
         paths = {pack_path(stage, pack): pack for pack in by_pack}
         contents = self.objects.read_many(list(paths))
         url_for = self.objects.location.url_for
         found: dict[str, StoredObject] = {}
         for rel, pack in paths.items():
-            if rel not in contents:  # removed behind the index's back: a miss
-                with self._lock:
-                    index.forget_pack(pack)
+            if rel not in contents:  # gone, or not visible yet: a miss this time only
                 continue
             records = parse_json(contents[rel], url_for(rel), what="pack")
             if not isinstance(records, dict):
