@@ -3,9 +3,27 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
+from pathlib import Path
+from types import ModuleType
 from typing import Any
+
+ENGINE_FILE = Path(__file__).resolve().with_name("bench_engine.py")
+
+
+def load_engine() -> ModuleType:
+    """``bench_engine.py`` as a module (imported by path: benchmarks/ is no package)."""
+    if "bench_engine" in sys.modules:
+        return sys.modules["bench_engine"]
+    spec = importlib.util.spec_from_file_location("bench_engine", ENGINE_FILE)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {ENGINE_FILE}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_engine"] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def target(name: str, text: str, measured: float, ratio: float | None, met: bool) -> dict[str, Any]:

@@ -50,8 +50,9 @@ import tempfile
 import time
 import unicodedata
 from pathlib import Path
-from types import ModuleType
 from typing import Any
+
+from _report import load_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE_FILE = Path(__file__).resolve().with_name("bench_engine.py")
@@ -66,18 +67,6 @@ TARGETS = {
 # ---------------------------------------------------------------------------
 # Shared pieces
 # ---------------------------------------------------------------------------
-
-
-def load_engine() -> ModuleType:
-    """``bench_engine.py`` as a module (imported by path: benchmarks/ is no package)."""
-    if "bench_engine" in sys.modules:
-        return sys.modules["bench_engine"]
-    spec = importlib.util.spec_from_file_location("bench_engine", ENGINE_FILE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_engine"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def synthetic_system(

@@ -35,7 +35,6 @@ target ``{"name", "target", "measured", "ratio", "met"}``.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import platform
@@ -49,7 +48,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-ENGINE_FILE = Path(__file__).resolve().with_name("bench_engine.py")
+from _report import load_engine
+
 DEFAULT_INSPECT_PYTHON = Path("/tmp/inspect-venv/bin/python")
 INSPECT_PYTHON_ENV = "OLOPROOF_INSPECT_PYTHON"
 INSTALL_HINT = "python3 -m venv /tmp/inspect-venv && /tmp/inspect-venv/bin/pip install inspect_ai"
@@ -140,18 +140,6 @@ print(json.dumps({
     "log_bytes": Path(path).stat().st_size,
 }))
 '''
-
-
-def load_engine() -> ModuleType:
-    """``bench_engine.py`` as a module (imported by path: benchmarks/ is no package)."""
-    if "bench_engine" in sys.modules:
-        return sys.modules["bench_engine"]
-    spec = importlib.util.spec_from_file_location("bench_engine", ENGINE_FILE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_engine"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _log(message: str) -> None:

@@ -22,7 +22,6 @@ With ``--json`` the last line of stdout is ``{"scenario", "figures", "targets", 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import platform
@@ -34,6 +33,8 @@ import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from _report import load_engine
 
 HERE = Path(__file__).resolve().parent
 WALL_TARGET_S = 60.0
@@ -63,16 +64,6 @@ result = evaluate(
 )
 print(len(result["rows"]))
 """
-
-
-def _engine() -> ModuleType:
-    """bench_engine.py, for its server and child helpers (a script, imported by path)."""
-    spec = importlib.util.spec_from_file_location("bench_engine", HERE / "bench_engine.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_engine"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def write_rows(folder: Path, rows: int, seed: int) -> Path:
@@ -167,7 +158,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=3600.0)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    engine = _engine()
+    engine = load_engine()
     with tempfile.TemporaryDirectory(prefix="oloproof-recorded-") as tmp:
         folder = Path(tmp)
         write_rows(folder, args.rows, args.seed)
