@@ -1,7 +1,7 @@
 """The records of a case's stages: what each stage hands the next, and caches.
 
-A stage record is stored as one JSON object under its identity key
-(``cache/<stage>/<kk>/<key>.json``); `stored` gives exactly the object that was
+A stage record is stored as one JSON object under its identity key (inside a pack of
+its batch, see `oloproof.store.RecordCache`); `stored` gives exactly the object that was
 always stored, so a store written before these models still answers every lookup.
 Passages inside a record are typed dictionaries: evaluators, identities and the
 tables read them as JSON objects, and they hash as they always did.
