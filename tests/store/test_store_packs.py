@@ -201,3 +201,11 @@ def test_what_one_process_writes_later_wins_even_within_one_millisecond(root):
         store.remove_records("judge", [_key(1)])
         store.put_records("judge", {_key(1): {"v": -n}})
     assert ResultsStore(root).get_record("judge", _key(1)) == {"v": -99}
+
+
+def test_records_stored_alone_are_read_without_the_index(root):
+    store = ResultsStore(root)
+    store.put_record("tool", _key(1), {"result": 1})
+    reader = ResultsStore(root)
+    assert reader.records.get_singles("tool", [_key(1), _key(2)]) == {_key(1): {"result": 1}}
+    assert reader.get_records("tool", [_key(1)]) == {_key(1): {"result": 1}}

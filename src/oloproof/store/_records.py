@@ -115,11 +115,22 @@ class RecordCache:
         found = self._from_packs(stage, by_pack)
         rest = [key for key in wanted if key not in found]
         if rest and self._has_singles(stage):
-            paths = {cache_path(stage, key): key for key in rest}
-            url_for = self.objects.location.url_for
-            for rel, data in self.objects.read_many(list(paths)).items():
-                found[paths[rel]] = _record(parse_json(data, url_for(rel)), url_for(rel))
+            found.update(self.get_singles(stage, rest))
         return found
+
+    def get_singles(self, stage: str, keys: list[str]) -> dict[str, StoredObject]:
+        """The records stored alone (`put_record`) of some keys: one GET a key, no index
+        (a stage whose records are only ever stored alone, such as agent tool results).
+
+        Raises:
+            StoreError: A record exists but cannot be read or is not an object.
+        """
+        paths = {cache_path(stage, key): key for key in keys}
+        url_for = self.objects.location.url_for
+        return {
+            paths[rel]: _record(parse_json(data, url_for(rel)), url_for(rel))
+            for rel, data in self.objects.read_many(list(paths)).items()
+        }
 
     def put_records(self, stage: str, records: dict[str, StoredObject]) -> None:
         """Store records of one stage together, as one pack and its index segment.

@@ -52,7 +52,8 @@ class StoreToolCache:
     """The run's store."""
 
     def get(self, key: str) -> JsonValue | None:
-        return self.store.get_records("tool", [key]).get(key)
+        # Tool results are only ever stored alone: one GET, no index listing.
+        return self.store.records.get_singles("tool", [key]).get(key)
 
     def put(self, key: str, result: JsonValue) -> None:
         self.store.put_record("tool", key, ToolRecord(result=result).stored())
