@@ -60,7 +60,7 @@ class RecordCache:
         self.objects = objects
         self._lock = threading.Lock()
         self._indexes: dict[str, PackIndex] = {}
-        self._legacy: dict[str, bool] = {}
+        self._singles: dict[str, bool] = {}
         self._compacting = True
         self._listing: dict[str, threading.Lock] = {}
         """Per stage: held while one thread lists and reads the index (the batches of a
@@ -142,11 +142,7 @@ class RecordCache:
             return
         pack = new_pack_id()
         for record in records.values():
-            if not isinstance(record, dict):
-                raise StoreError(
-                    f"a stage record must be a dict, got {type(record).__name__}",
-                    path=self.objects.location.url_for(pack_path(stage, pack)),
-                )
+            _check_dict(record, self.objects.location.url_for(pack_path(stage, pack)))
         # Flushed to disk locally (one write a batch): after an OS crash the index
         # still never names a pack that is not whole.
         self.objects.write_json(pack_path(stage, pack), records)
@@ -163,14 +159,10 @@ class RecordCache:
             StoreError: The record is not a JSON object or cannot be written.
         """
         relpath = cache_path(stage, key)
-        if not isinstance(record, dict):
-            raise StoreError(
-                f"a stage record must be a dict, got {type(record).__name__}",
-                path=self.objects.location.url_for(relpath),
-            )
+        _check_dict(record, self.objects.location.url_for(relpath))
         self.objects.write_json(relpath, record, durable=False)
         with self._lock:
-            marked, self._legacy[stage] = self._legacy.get(stage), True
+            marked, self._singles[stage] = self._singles.get(stage), True
         if not marked:
             self.objects.write_bytes(pack_index_path(stage, SINGLES), b"{}", durable=False)
 
@@ -223,7 +215,7 @@ class RecordCache:
             names = [n[: -len(".json")] for n in self.objects.list_children(directory) if n.endswith(".json")]
             with self._lock:
                 if SINGLES in names:
-                    self._legacy[stage] = True
+                    self._singles[stage] = True
                 names = [name for name in names if name != SINGLES]
                 index = self._index(stage)
                 unread = [name for name in names if not index.has(name)]
@@ -279,12 +271,12 @@ class RecordCache:
         """Whether the stage has records stored alone (``<kk>/<key>.json``)."""
         with self._stage_lock(stage):
             with self._lock:
-                known = self._legacy.get(stage)
+                known = self._singles.get(stage)
             if known is None:
                 names = self.objects.list_children(f"{CACHE_DIR}/{stage}")
                 known = any(len(name) == 2 for name in names)
                 with self._lock:
-                    known = self._legacy.setdefault(stage, known) or known
+                    known = self._singles.setdefault(stage, known) or known
             return known
 
 
@@ -325,6 +317,11 @@ class PackWriter:
         """
         pending, self._pending = self._pending, {}
         self._records.put_records(self._stage, pending)
+
+
+def _check_dict(record: Any, url: str) -> None:
+    if not isinstance(record, dict):
+        raise StoreError(f"a stage record must be a dict, got {type(record).__name__}", path=url)
 
 
 def _record(value: Any, url: str) -> StoredObject:
