@@ -402,3 +402,31 @@ def test_one_judgment_row_per_metric() -> None:
     assert (by_metric["fidelity"].threshold, by_metric["fidelity"].passed) == (0.3, True)
     assert (by_metric["holes"].score, by_metric["holes"].passed, by_metric["holes"].label) == (2.0, False, "fail")
     assert by_metric["ndcg@3"].score == pytest.approx(score()["ndcg@3"])
+
+
+# -- many cases at once -----------------------------------------------------------
+
+
+def test_judging_many_cases_at_once_gives_each_its_own_verdict() -> None:
+    evaluator = build(ground_truth_label_min=1, data_mapping={RD: "{{sample.output.ranking}}"})
+    truth = [{"doc_id": doc, "grade": float(grade)} for doc, grade in (("1", 4), ("2", 2), ("3", 3), ("4", 1))]
+    low_only = [{"doc_id": "4", "grade": 1.0}]
+    cases = [
+        (truth, {"ranking": RANKING}),
+        (truth, {"ranking": []}),  # empty: all zero
+        (truth, {"ranking": _with(RANKING, 0, relevance_score="high")}),  # invalid: the case's error
+        (low_only, {"ranking": [{"document_id": "4", "relevance_score": 1}]}),  # nothing above the minimum
+        (truth, {"ranking": [{"document_id": f"x{i}", "relevance_score": i} for i in range(12)]}),  # holes only
+    ]
+    fields = [evaluator.read(staged(None, labels, output=output)) for labels, output in cases]
+    assert not any(isinstance(one, Verdict) for one in fields)
+    together = evaluator.judge_many(fields, JudgeContext())  # type: ignore[arg-type]
+    alone = [evaluator.judge(one, JudgeContext()) for one in fields]  # type: ignore[arg-type]
+    assert [v.status for v in together] == ["observed", "observed", "error", "observed", "observed"]
+    for many, one in zip(together, alone, strict=True):
+        assert (many.status, many.reason, many.detail) == (one.status, one.reason, one.detail)
+        if one.status == "observed":
+            assert many.scores == pytest.approx(one.scores, nan_ok=True)
+            assert many.score == pytest.approx(one.score)
+    assert math.isnan(metrics(together[3])["fidelity"])
+    assert len(together[4].detail["unlabelled"]) == 10

@@ -9,6 +9,7 @@ from oloproof.config._settings import SystemConfig
 from oloproof.dataset import Case
 from oloproof.store import ResultsStore
 from oloproof.tasks import Flights
+from oloproof.tasks._plans import Plans
 
 SYSTEM = {"kind": "rag", "object": "app:Rag", "name": "support-rag", "version": "v1", "depth": 4, "top_k": 2,
           "token_budget": None, "index_version": "kb-1", "retriever_version": None}  # fmt: skip
@@ -26,5 +27,5 @@ def fake_env(store: ResultsStore, cases: dict[str, Case], *, kind: str = "rag", 
         run_id="run_1", store=store, cases=cases, system_dict=system, request=SimpleNamespace(**variant),
         system=SimpleNamespace(config=config, count_tokens=count_tokens or (lambda passage: len(passage.text or ""))),
         progress=lambda stage, count=1: progress.append((stage, count)), progressed=progress,
-        recorded=None, reranker=None, flights=Flights(), retrieve_repeats=False,
+        recorded=None, reranker=None, flights=Flights(), plans=Plans(), retrieve_repeats=False,
     )  # fmt: skip

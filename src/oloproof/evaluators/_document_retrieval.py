@@ -78,10 +78,12 @@ from oloproof.metrics._composite import (
     DOCUMENT_RETRIEVAL_LOWER_IS_BETTER,
     MAX_LABEL,
     XDCG_SCALE,
+    RankedDocuments,
     document_retrieval,
     document_retrieval_thresholds,
     rank_documents,
 )
+from oloproof.metrics._composite_batch import document_retrieval_batch
 
 __all__ = [
     "MAX_DOCUMENTS",
@@ -467,23 +469,57 @@ class DocumentRetrieval(Evaluator[DocumentRetrievalFields]):
         if "invalid" in fields:
             return Verdict.error(fields["invalid"])
         options = self.options
-        ranked = rank_documents(
-            # As read: whole labels, and scores kept as given (an integer beyond 2**53 is exact).
-            ((doc, label) for doc, label in fields.get("retrieval_ground_truth", [])),  # type: ignore[misc]
-            ((doc, score) for doc, score in fields.get("retrieved_documents", [])),  # type: ignore[misc]
-        )
+        ranked = _ranked(fields)
         values = document_retrieval(
             ranked.labels, ranked.truth, k=options.k,
             ground_truth_label_min=options.ground_truth_label_min,
             ground_truth_label_max=options.ground_truth_label_max,
         )  # fmt: skip
+        return self._verdict(ranked, values)
+
+    def judge_many(self, fields: list[DocumentRetrievalFields], ctx: JudgeContext) -> list[Verdict]:
+        """The verdicts of many cases' fields at once, each equal to `judge`'s.
+
+        Raises:
+            StatsError: If any case's labels are invalid; `judge` then tells which.
+        """
+        verdicts: list[Verdict | None] = [None] * len(fields)
+        ranked: list[RankedDocuments] = []
+        valid: list[int] = []
+        for index, one in enumerate(fields):
+            if "invalid" in one:
+                verdicts[index] = Verdict.error(one["invalid"])
+            else:
+                ranked.append(_ranked(one))
+                valid.append(index)
+        options = self.options
+        batch = document_retrieval_batch(
+            ranked, k=options.k, ground_truth_label_min=options.ground_truth_label_min,
+            ground_truth_label_max=options.ground_truth_label_max,
+        )  # fmt: skip
+        columns = {metric: array.tolist() for metric, array in batch.items()}
+        for position, index in enumerate(valid):
+            values = {metric: column[position] for metric, column in columns.items()}
+            verdicts[index] = self._verdict(ranked[position], values)
+        return [verdict for verdict in verdicts if verdict is not None]
+
+    def _verdict(self, ranked: RankedDocuments, values: dict[str, float]) -> Verdict:
+        k = self.options.k
         holes = [doc for doc, label in zip(ranked.ids, ranked.labels.tolist(), strict=True) if math.isnan(label)]
         reason = None
         if math.isnan(values["fidelity"]):
             reason = "fidelity is undefined: no ground-truth label is above ground_truth_label_min"
         return Verdict(
-            score=values[f"ndcg@{options.k}"],
+            score=values[f"ndcg@{k}"],
             scores={self.criterion_of(metric): values[metric] for metric in self.metric_names()},
             reason=reason,
             detail={"unlabelled": holes[:_SHOWN_HOLES]} if holes else {},
         )
+
+
+def _ranked(fields: DocumentRetrievalFields) -> RankedDocuments:
+    return rank_documents(
+        # As read: whole labels, and scores kept as given (an integer beyond 2**53 is exact).
+        ((doc, label) for doc, label in fields.get("retrieval_ground_truth", [])),  # type: ignore[misc]
+        ((doc, score) for doc, score in fields.get("retrieved_documents", [])),  # type: ignore[misc]
+    )

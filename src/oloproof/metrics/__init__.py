@@ -13,7 +13,8 @@
   Each metric has that one kernel; the per-query functions above call it on a
   batch of one, so a query's value never depends on the others computed with it.
 * :func:`document_retrieval` is the Azure AI evaluation SDK's composite
-  (nDCG with exponential gain, xDCG, fidelity, top relevance, holes).
+  (nDCG with exponential gain, xDCG, fidelity, top relevance, holes);
+  :func:`document_retrieval_batch` computes it for many queries at once.
 
 The evaluators wrap these kernels; nothing here knows about cases or runs.
 """
@@ -28,6 +29,7 @@ from oloproof.metrics._composite import (
     document_retrieval_key,
     document_retrieval_thresholds,
 )
+from oloproof.metrics._composite_batch import document_retrieval_batch
 from oloproof.metrics._kernels import (
     average_precision_at_k_batch,
     hit_rate_at_k_batch,
@@ -73,6 +75,7 @@ __all__ = [  # noqa: RUF022 - plain sorted() order, which the tests check
     "best_relevant_position",
     "dcg_at_k",
     "document_retrieval",
+    "document_retrieval_batch",
     "document_retrieval_key",
     "document_retrieval_thresholds",
     "gain_batch",

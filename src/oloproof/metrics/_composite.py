@@ -61,9 +61,12 @@ __all__ = [
     "XDCG_DISCOUNT",
     "XDCG_SCALE",
     "RankedDocuments",
+    "check_k",
+    "check_label_range",
     "document_retrieval",
     "document_retrieval_key",
     "document_retrieval_thresholds",
+    "output_keys",
     "rank_documents",
 ]
 
@@ -95,13 +98,14 @@ DOCUMENT_RETRIEVAL_THRESHOLDS: Mapping[str, float] = MappingProxyType(
 DOCUMENT_RETRIEVAL_LOWER_IS_BETTER: frozenset[str] = frozenset({"holes", "holes_ratio"})
 
 
-def _check_k(k: int) -> int:
+def check_k(k: int) -> int:
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
         raise ConfigError(f"the cutoff k must be an integer >= 1, got {k!r}", field="k")
     return int(k)
 
 
-def _output_keys(k: int) -> dict[str, str]:
+def output_keys(k: int) -> dict[str, str]:
+    """The output names at cutoff ``k`` of the three outputs the SDK names at 3."""
     return {
         "ndcg@3": f"ndcg@{k}",
         "xdcg@3": f"xdcg@{k}",
@@ -122,7 +126,7 @@ def document_retrieval_thresholds(k: int = 3) -> dict[str, float]:
     Raises:
         ConfigError: If ``k`` is not an int >= 1.
     """
-    renames = _output_keys(_check_k(k))
+    renames = output_keys(check_k(k))
     return {renames.get(key, key): value for key, value in DOCUMENT_RETRIEVAL_THRESHOLDS.items()}
 
 
@@ -192,6 +196,32 @@ def _fidelity_weight(labels: NDArray[np.float64], low: int) -> float:
     return float(np.sum(np.where(labels > low, np.exp2(labels + 1.0) - 1.0, 0.0)))
 
 
+def check_label_range(low: int, high: int) -> tuple[int, int]:
+    """``(ground_truth_label_min, ground_truth_label_max)`` as ints, checked.
+
+    Raises:
+        ConfigError: If either is not an int, the minimum is negative, the maximum
+            is not above it or exceeds :data:`MAX_LABEL`.
+    """
+    for field, value in (("ground_truth_label_min", low), ("ground_truth_label_max", high)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer):
+            raise ConfigError(f"{field} must be an integer, got {value!r}", field=field)
+    if low < 0:
+        raise ConfigError(
+            f"ground_truth_label_min must be >= 0, got {low}", field="ground_truth_label_min"
+        )
+    if low >= high:
+        raise ConfigError(
+            f"ground_truth_label_max ({high}) must be greater than ground_truth_label_min ({low})",
+            field="ground_truth_label_max",
+        )
+    if high > MAX_LABEL:
+        raise ConfigError(
+            f"ground_truth_label_max must be at most {MAX_LABEL}, got {high}", field="ground_truth_label_max"
+        )
+    return int(low), int(high)
+
+
 def document_retrieval(
     retrieved_labels: ArrayLike,
     ground_truth_labels: ArrayLike,
@@ -231,24 +261,8 @@ def document_retrieval(
             labels are not drawn from the ground truth, or ``scores`` does not match
             ``retrieved_labels``.
     """
-    k = _check_k(k)
-    low, high = ground_truth_label_min, ground_truth_label_max
-    for field, value in (("ground_truth_label_min", low), ("ground_truth_label_max", high)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer):
-            raise ConfigError(f"{field} must be an integer, got {value!r}", field=field)
-    if low < 0:
-        raise ConfigError(
-            f"ground_truth_label_min must be >= 0, got {low}", field="ground_truth_label_min"
-        )
-    if low >= high:
-        raise ConfigError(
-            f"ground_truth_label_max ({high}) must be greater than ground_truth_label_min ({low})",
-            field="ground_truth_label_max",
-        )
-    if high > MAX_LABEL:
-        raise ConfigError(
-            f"ground_truth_label_max must be at most {MAX_LABEL}, got {high}", field="ground_truth_label_max"
-        )
+    k = check_k(k)
+    low, high = check_label_range(ground_truth_label_min, ground_truth_label_max)
     truth = _labels(ground_truth_labels, "ground_truth_labels", low, high, holes=False)
     if truth.size == 0:
         raise StatsError(
@@ -275,7 +289,7 @@ def document_retrieval(
             raise StatsError("scores must be finite")
         retrieved = retrieved[np.argsort(-score_array, kind="stable")]
 
-    keys = _output_keys(k)
+    keys = output_keys(k)
     n = retrieved.size
     hole_count = int(np.count_nonzero(np.isnan(retrieved)))
     result = {

@@ -14,7 +14,7 @@ through the facade, whose methods are the parts' own.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import duckdb
@@ -168,9 +168,9 @@ class ResultsStore:
         """Write encoded chunks as one Parquet table; see :meth:`TableStore.write_table_chunks`."""
         self.tables.write_table_chunks(relpath, chunks, schema)
 
-    def read_table(self, relpath: str) -> list[StoredObject]:
-        """Read a Parquet table; see :meth:`TableStore.read_table`."""
-        return self.tables.read_table(relpath)
+    def read_table(self, relpath: str, columns: Sequence[str] | None = None) -> list[StoredObject]:
+        """Read a Parquet table (``columns``: only those); see :meth:`TableStore.read_table`."""
+        return self.tables.read_table(relpath, columns)
 
     # -- queries: see Queries ---------------------------------------------
 

@@ -15,7 +15,7 @@ import math
 import os
 import tempfile
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -75,8 +75,13 @@ class TableStore:
             data = parquet_from_chunks(chunks, schema)
         self.objects.write_bytes(relpath, data)
 
-    def read_table(self, relpath: str) -> list[StoredObject]:
+    def read_table(self, relpath: str, columns: Sequence[str] | None = None) -> list[StoredObject]:
         """Read a Parquet table written by :meth:`write_table`.
+
+        Args:
+            relpath: The table's path in the store.
+            columns: Only these columns (those the file has; a table written before
+                a column existed has rows without it); ``None``: every column.
 
         Returns:
             One dict per row; JSON columns are decoded into Python values.
@@ -92,14 +97,14 @@ class TableStore:
                 if not os.path.isfile(full):
                     missing = FileNotFoundError(full)
                     raise translate(missing, url=where.url_for(relpath), action="read")
-                return decode_parquet(full)
+                return decode_parquet(full, columns)
             # The codec reads a local file: copy the object down first.
             data = self.objects.read_bytes(relpath)
             with tempfile.TemporaryDirectory(prefix="oloproof-read-") as tmp:
                 local = os.path.join(tmp, "table.parquet")
                 with open(local, "wb") as handle:
                     handle.write(data)
-                return decode_parquet(local)
+                return decode_parquet(local, columns)
 
     @contextmanager
     def _naming(self, relpath: str) -> Iterator[None]:
@@ -288,13 +293,14 @@ def _to_parquet(write: Callable[[BinaryIO], None], schema: TableSchema) -> bytes
             return handle.read()
 
 
-def decode_parquet(local_path: str) -> list[StoredObject]:
+def decode_parquet(local_path: str, columns: Sequence[str] | None = None) -> list[StoredObject]:
     """Read a local Parquet file written by :func:`encode_parquet` into rows.
 
     JSON columns recorded in the file's metadata are decoded into Python values.
 
     Args:
         local_path: The file's path on the local disk.
+        columns: Only these columns, of those the file has; ``None``: every column.
 
     Returns:
         One dict per row, keys in column order.
@@ -307,7 +313,12 @@ def decode_parquet(local_path: str) -> list[StoredObject]:
         meta = con.execute(
             "SELECT key, value FROM parquet_kv_metadata(?)", [local_path]
         ).fetchall()
-        cursor = con.execute("SELECT * FROM read_parquet(?)", [local_path])
+        selected = "*"
+        if columns is not None:
+            described = con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [local_path]).fetchall()
+            present = {row[0] for row in described}
+            selected = ", ".join(sql_ident(name) for name in columns if name in present) or "NULL AS _none"
+        cursor = con.execute(f"SELECT {selected} FROM read_parquet(?)", [local_path])
         names = [column[0] for column in cursor.description]
         records = cursor.fetchall()
     except duckdb.Error as error:
@@ -319,6 +330,8 @@ def decode_parquet(local_path: str) -> list[StoredObject]:
         if bytes(key).decode("utf-8", "replace") == _META_JSON:
             text = bytes(value).decode("utf-8", "replace")
             json_columns = {name for name in text.split(",") if name}
+    if names == ["_none"]:
+        return [{} for _ in records]
     rows = []
     for record in records:
         row = dict(zip(names, record, strict=True))

@@ -81,7 +81,9 @@ class _Inputs(TypedDict):
 
 
 def _identities(inputs: _Inputs) -> list[tuple[str, str]]:
-    items = assembly_items(inputs["env"], inputs["batch"], inputs["retrievals"])
+    env, batch, retrievals = inputs["env"], inputs["batch"], inputs["retrievals"]
+    items = env.plans.make(("assemble", batch.index, batch.repeat), (env, batch, retrievals),
+                           lambda: assembly_items(env, batch, retrievals))  # fmt: skip
     return [(item.case_id, item.key) for item in items]
 
 
@@ -90,7 +92,9 @@ def assemble_contexts(
     env: RunEnvironment, batch: Batch, retrievals: dict[str, Outcome]
 ) -> dict[str, Outcome]:
     """Assemble each successfully retrieved case; failed retrievals pass through."""
-    done = run_cached(env, "assemble", assembly_items(env, batch, retrievals))
+    items = env.plans.take(("assemble", batch.index, batch.repeat), (env, batch, retrievals),
+                           lambda: assembly_items(env, batch, retrievals))  # fmt: skip
+    done = run_cached(env, "assemble", items)
     return {
         case_id: done.get(case_id) or passthrough(retrievals.get(case_id))
         for case_id in batch.case_ids

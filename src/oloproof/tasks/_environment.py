@@ -34,6 +34,7 @@ from oloproof.tasks._executor import StageExecutor
 from oloproof.tasks._flights import Flights
 from oloproof.tasks._group import RunGroup
 from oloproof.tasks._inputs import build_project_evaluators, check_inputs
+from oloproof.tasks._plans import Plans
 from oloproof.tasks._replay import load_recorded_retrievals
 
 __all__ = [
@@ -134,6 +135,8 @@ class RunEnvironment:
     group: RunGroup | None = None
     """The runs executed at once with this one (a sweep's settings), sharing its
     limiter, flights and providers; ``None``: the run has its own."""
+    plans: Plans = field(default_factory=Plans)
+    """Each stage task's plan of its batch, made for its cache key and taken by its body."""
 
     @property
     def run_id(self) -> str:

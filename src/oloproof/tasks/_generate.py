@@ -95,7 +95,9 @@ def _identities(inputs: _Inputs) -> list[tuple[str, str]] | None:
     env = inputs["env"]
     if env.request.bypass_generation_cache:
         return None
-    items = generation_items(env, inputs["batch"], inputs["assemblies"])
+    batch, assemblies = inputs["batch"], inputs["assemblies"]
+    items = env.plans.make(("generate", batch.index, batch.repeat), (env, batch, assemblies),
+                           lambda: generation_items(env, batch, assemblies))  # fmt: skip
     return [(item.case_id, item.key) for item in items]
 
 
@@ -104,7 +106,8 @@ def generate_outputs(
     env: RunEnvironment, batch: Batch, assemblies: dict[str, Outcome] | None = None
 ) -> dict[str, Outcome]:
     """Generate each ready case of the batch; earlier failures pass through."""
-    items = generation_items(env, batch, assemblies)
+    items = env.plans.take(("generate", batch.index, batch.repeat), (env, batch, assemblies),
+                           lambda: generation_items(env, batch, assemblies))  # fmt: skip
     done = run_cached(env, "generate", items, use_cache=not env.request.bypass_generation_cache)
     return {
         case_id: done.get(case_id)

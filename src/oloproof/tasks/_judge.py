@@ -61,9 +61,13 @@ def case_view(env: RunEnvironment, result: CaseResult, *, with_item: bool = True
     )
 
 
-def _plan(
-    env: RunEnvironment, results: dict[str, CaseResult], tally: _Tally | None = None
-) -> tuple[list[WorkItem], dict[str, list[JudgmentRow]], dict[str, Evaluator]]:
+_Plan = tuple[list[WorkItem], dict[str, list[JudgmentRow]], dict[str, Evaluator], "_Tally"]
+"""A batch's judge calls, the rows of its cases judged without a call, the evaluator of
+each slot, and the tally its calls' requests are counted in."""
+
+
+def _plan(env: RunEnvironment, results: dict[str, CaseResult]) -> _Plan:
+    tally = _Tally()
     items: list[WorkItem] = []
     fixed: dict[str, list[JudgmentRow]] = {}
     by_slot: dict[str, Evaluator] = {}
@@ -97,13 +101,22 @@ def _plan(
                         key=key,
                         call=call,
                         args=args,
-                        finish=partial(_verdict_record, evaluator, tally or _Tally(), key),
+                        finish=partial(_verdict_record, evaluator, tally, key),
                         inline=not evaluator.is_async and not evaluator.is_llm_judge,
                         limited=not evaluator.is_llm_judge,
                         label=f"{case_id} {evaluator.criterion}" + (f" (judge repeat {judged + 1})" if judged else ""),
                     )
                 )
-    return items, fixed, by_slot
+    return items, fixed, by_slot, tally
+
+
+def _planned(env: RunEnvironment, batch: Batch | None, results: dict[str, CaseResult], *, body: bool) -> _Plan:
+    """The batch's plan: made for the cache key and kept, then taken by the body."""
+    if batch is None:
+        return _plan(env, results)
+    key, inputs = ("judge", batch.index, batch.repeat), (env, batch, results)
+    keep = env.plans.take if body else env.plans.make
+    return keep(key, inputs, lambda: _plan(env, results))
 
 
 def _flies(evaluator: Evaluator, item: WorkItem) -> bool:
@@ -290,7 +303,7 @@ class _Inputs(TypedDict):
 def _identities(inputs: _Inputs) -> list[tuple[str, str]]:
     # A batch's cached rows hold verdicts, so its key also names each evaluator's
     # full spec: a new threshold re-derives rows (from cached scores, no calls).
-    items, fixed, by_slot = _plan(inputs["env"], inputs["results"])
+    items, fixed, by_slot, _ = _planned(inputs["env"], inputs.get("batch"), inputs["results"], body=False)
     pairs = [(item.case_id, f"{item.key}:{by_slot[item.case_id].spec_hash}") for item in items]
     # The batch's result also holds the rows of its missing and excluded cases: a batch
     # judging the same cases beside other missing ones is another batch.
@@ -311,8 +324,7 @@ def judge_cases(
     The keys of the batch's calls are claimed in the run's flights before the cache
     is read: a key another batch is judging now waits for that call and shares it.
     """
-    tally = _Tally()
-    items, rows, by_slot = _plan(env, results, tally)
+    items, rows, by_slot, tally = _planned(env, batch, results, body=True)
     claims = env.flights.claim(sorted({item.key for item in items if _flies(by_slot[item.case_id], item)}))
     items = [replace(item, call=flown(claims[item.key], item.call)) if item.key in claims else item
              for item in items]  # fmt: skip

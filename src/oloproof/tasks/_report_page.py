@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any, cast
 
 from oloproof._exceptions import NotFoundError, UsageError
@@ -10,7 +11,11 @@ from oloproof.report import JudgeStatus, ReportPage, TrendRow, failure_funnel, r
 from oloproof.store import ResultsStore, diagnosis_manifest, run_manifest, run_table
 from oloproof.tasks._compare import find_comparison
 
-__all__ = ["build_report_page", "report_html"]
+__all__ = ["PAGE_JUDGMENT_COLUMNS", "build_report_page", "report_html"]
+
+PAGE_JUDGMENT_COLUMNS = ("case_id", "repeat", "criterion", "status", "passed", "value", "reason")
+"""What the page reads of a judgment row (its verdicts, the funnels): a row's call
+accounting, detail and raw reply are most of its bytes and never shown."""
 
 
 def _read_run(store: ResultsStore, run_id: str) -> dict[str, Any]:
@@ -88,7 +93,7 @@ def build_report_page(store: ResultsStore, run_id: str, *, diagnosis_id: str | N
     diagnosis = _diagnosis(store, run_id, diagnosis_id)
     comparison = _comparison(store, run_id, comparison_id)
     cases = cast("list[StoredCase]", store.read_table(run_table(run_id, "cases")))
-    judgments = cast("list[StoredJudgment]", store.read_table(run_table(run_id, "judgments")))
+    judgments = cast("list[StoredJudgment]", store.read_table(run_table(run_id, "judgments"), PAGE_JUDGMENT_COLUMNS))
     retrievals = cast("list[StoredRetrieval]", store.read_table(run_table(run_id, "retrievals")))
     system = report.get("system") or {}
     labels = {case.case_id: case.label for case in diagnosis.cases} if diagnosis is not None else {}
@@ -101,8 +106,12 @@ def build_report_page(store: ResultsStore, run_id: str, *, diagnosis_id: str | N
         thresholds[diagnosis.criterion] = diagnosis.threshold
     # A re-execution from the gold context did not retrieve what it answered from: no evidence funnel.
     gold = (report.get("variant") or {}).get("context_source") == "gold"
+    # Each funnel reads its own criterion's rows: a composite evaluator reports many criteria.
+    by_criterion: dict[str, list[StoredJudgment]] = defaultdict(list)
+    for row in [] if gold else judgments:
+        by_criterion[row["criterion"]].append(row)
     funnels = [] if gold else [
-        failure_funnel(cases, judgments, criterion, depth=system.get("depth"), top_k=system.get("top_k"),
+        failure_funnel(cases, by_criterion[criterion], criterion, depth=system.get("depth"), top_k=system.get("top_k"),
                        threshold=thresholds.get(criterion),
                        labels=labels if diagnosis and criterion == diagnosis.criterion else None)
         for criterion in criteria]  # fmt: skip

@@ -111,10 +111,13 @@ def _identities(inputs: _Inputs) -> list[tuple[str, str]] | None:
     env = inputs["env"]
     if env.recorded is not None:
         return None  # a replay is cheap and must reflect the re-ranker as it is now
-    return [(item.case_id, item.key) for item in retrieval_items(env, inputs["batch"])]
+    batch = inputs["batch"]
+    items = env.plans.make(("retrieve", batch.index, batch.repeat), (env, batch), lambda: retrieval_items(env, batch))
+    return [(item.case_id, item.key) for item in items]
 
 
 @task(**stage_task_options("retrieve", _identities))
 def retrieve_passages(env: RunEnvironment, batch: Batch) -> dict[str, Outcome]:
     """Retrieve each case of the batch, reusing records under the same identity."""
-    return run_cached(env, "retrieve", retrieval_items(env, batch), use_cache=env.recorded is None)
+    items = env.plans.take(("retrieve", batch.index, batch.repeat), (env, batch), lambda: retrieval_items(env, batch))
+    return run_cached(env, "retrieve", items, use_cache=env.recorded is None)
