@@ -15,7 +15,7 @@ import pytest
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from oloproof._exceptions import ConfigError
-from oloproof.flows import _run, evaluate
+from oloproof.flows import _batches, _run, evaluate
 from oloproof.flows._run import run_name, run_tags, settings_of
 from oloproof.flows._runner import THREAD_WORKERS
 from oloproof.tasks import RunEnvironment
@@ -149,11 +149,11 @@ def test_both_run_flows_run_batches_on_threads(flow):
 
 
 def test_outside_a_flow_run_there_is_no_thread_runner():
-    assert _run._threads() is False
+    assert _batches._threads() is False
 
 
 def test_outside_a_flow_run_values_pass_unwrapped():
     value = {"a": [1, 2]}
-    assert _run._quote(value) is value
-    assert _run._opaque(value) is value
-    assert _run._opaque(None) is None
+    assert _batches.quoted(value) is value
+    assert _batches.opaque_of(value) is value
+    assert _batches.opaque_of(None) is None

@@ -14,27 +14,22 @@ request's public parameters.
 
 from __future__ import annotations
 
-import functools
-import queue
 from datetime import UTC, datetime
 from typing import Any, cast
 from uuid import UUID
 
-from prefect import Flow, Task, flow, get_run_logger
-from prefect.context import FlowRunContext
-from prefect.futures import PrefectFuture
+from prefect import Flow, flow, get_run_logger
 from prefect.runtime import flow_run
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
-from prefect.utilities.annotations import opaque, quote
 from typing_extensions import TypedDict
 
 from oloproof._ids import new_run_id
 from oloproof.config import parse_overrides
+from oloproof.flows._batches import quoted, run_batches
 from oloproof.flows._events import delivering_events
 from oloproof.flows._orphans import crash_orphaned_runs, project_tag, where_running
 from oloproof.flows._publish import publish_run_pages
 from oloproof.flows._runner import THREAD_WORKERS
-from oloproof.flows._storage import prefect_result_storage
 from oloproof.judging import judge_id
 from oloproof.records import (
     EvaluatorEntry,
@@ -47,24 +42,12 @@ from oloproof.records import (
 )
 from oloproof.report import render_run
 from oloproof.tasks import (
-    Batch,
-    BatchPart,
-    CachedExecution,
     RunEnvironment,
     RunRequest,
     RunSummary,
-    assemble_contexts,
-    encode_batch,
-    generate_outputs,
-    group_batches,
-    judge_cases,
-    lookup_executions,
-    plan_batches,
     prepare_environment,
     publish_report,
-    record_executions,
     release_workers,
-    retrieve_passages,
     summarize_run,
     write_run,
 )
@@ -119,140 +102,6 @@ def _log_report(manifest: RunManifest, metrics: list[MetricSummary]) -> None:
     # The run's logs end with what the command prints, less the exploratory slices.
     overall = [row for row in metrics if row["slice"] is None]
     get_run_logger().info("\n".join(render_run({**manifest.model_dump(mode="json"), "metrics": overall})))
-
-
-def _stage_tasks(env: RunEnvironment) -> StageTasks:
-    storage = prefect_result_storage(env.store, env.project.config.storage_options)
-    return {
-        task.name: task.with_options(result_storage=storage)
-        for task in (retrieve_passages, assemble_contexts, generate_outputs, judge_cases)
-    }
-
-
-StageTasks = dict[str, Task[..., Any]]
-"""The stage tasks by name, bound to the run's result storage."""
-
-Pending = dict[int, tuple[list[PrefectFuture[Any]], PrefectFuture[Any]]]
-"""Per group of batches (by its first index): their stage, merge and judge futures,
-and the future of the group's part."""
-
-
-def _submit_batches(env: RunEnvironment, tasks: StageTasks) -> Pending:
-    """Submit every batch's chain, lookup to judge (each repeat's), and one encode task
-    per group of batches; only the result holds the futures."""
-    batches = plan_batches(list(env.cases), env.project.config.batch_size)
-    repeats = range(env.repeats)
-    lookups = {(batch.index, r): lookup_executions.submit(_quote(env), batch.at(r)) for batch in batches for r in repeats}
-    pending: Pending = {}
-    for group, spanning in group_batches(batches):
-        futures: list[PrefectFuture[Any]] = []
-        merged_all, judged_all = [], []
-        for batch in group:
-            found = [lookups.pop((batch.index, r)) for r in repeats]
-            stages, merged = _submit_batch(env, batch, [lookup.result() for lookup in found], tasks)
-            futures += [*found, *stages]
-            for r, merged_r in enumerate(merged):
-                judged = tasks["judge"].submit(_quote(env), batch.at(r), _opaque(merged_r))
-                futures += [merged_r, judged]
-                merged_all.append(_opaque(merged_r))
-                judged_all.append(_opaque(judged))
-        part = encode_batch.submit(_quote(env), spanning, merged_all, judged_all)
-        pending[spanning.index] = (futures, part)
-    return pending
-
-
-def _submit_batch(
-    env: RunEnvironment, batch: Batch, cached: list[dict[str, CachedExecution]], tasks: StageTasks
-) -> tuple[list[PrefectFuture[Any]], list[PrefectFuture[Any]]]:
-    """A batch's stages: retrieve and assemble once, for every case some repeat still
-    needs, then each repeat's generation and merge (with ``retrieve_repeats``, each
-    repeat its own chain). Returns the stage futures and each repeat's merge."""
-    if not env.retrieve_repeats:
-        return _submit_repeats(env, batch, dict(enumerate(cached)), tasks)
-    stages, merged = [], []
-    for r, found in enumerate(cached):
-        stages_r, merged_r = _submit_repeats(env, batch.at(r), {r: found}, tasks)
-        stages += stages_r
-        merged += merged_r
-    return stages, merged
-
-
-def _submit_repeats(
-    env: RunEnvironment, batch: Batch, cached: dict[int, dict[str, CachedExecution]], tasks: StageTasks
-) -> tuple[list[PrefectFuture[Any]], list[PrefectFuture[Any]]]:
-    """One retrieval and assembly (at ``batch``'s repeat) for the cases these repeats
-    still need, then each repeat's generation and merge."""
-    todo = batch.at(batch.repeat, tuple(c for c in batch.case_ids if any(c not in found for found in cached.values())))
-    retrieved = assembled = None
-    generated: dict[int, PrefectFuture[Any] | None] = dict.fromkeys(cached)
-    if todo.case_ids and env.system.config.kind != "recorded":  # recorded rows run nothing
-        if env.system.config.kind == "rag":
-            retrieved = tasks["retrieve"].submit(_quote(env), todo)
-        if env.request.stages == "all":
-            if retrieved is not None:
-                assembled = tasks["assemble"].submit(_quote(env), todo, _opaque(retrieved))
-            for r, found in cached.items():
-                needed = batch.at(r, tuple(c for c in batch.case_ids if c not in found))
-                if needed.case_ids:
-                    generated[r] = tasks["generate"].submit(_quote(env), needed, _opaque(assembled))
-    stages = [future for future in (retrieved, assembled, *generated.values()) if future is not None]
-    merged = [
-        record_executions.submit(
-            _quote(env), batch.at(r), _quote(found), _opaque(retrieved), _opaque(assembled), _opaque(generated[r])
-        )
-        for r, found in cached.items()
-    ]
-    return stages, merged
-
-
-def _threads() -> bool:
-    context = FlowRunContext.get()
-    return context is not None and isinstance(context.task_runner, ThreadPoolTaskRunner)
-
-
-def _opaque(future: PrefectFuture[Any] | None) -> Any:
-    # Resolve the upstream result without Prefect walking (and copying) every
-    # nested value of it: batch results hold thousands of passages. Only Prefect's
-    # own thread runner unwraps these annotations; Dask resolves arguments itself.
-    if future is None or not _threads():
-        return future
-    return opaque(future)
-
-
-def _quote(value: Any) -> Any:
-    # Pass a materialized value without Prefect walking every nested value of it
-    # (the environment holds every case). Dask pickles arguments instead; the
-    # environment pickles as its request.
-    return quote(value) if _threads() else value
-
-
-def _collect_parts(env: RunEnvironment, pending: Pending) -> list[BatchPart]:
-    """Each group's part as it is encoded, letting go of the group's other futures then.
-
-    Futures are watched as they finish, not in order: the first failure closes the
-    run's executor, which cancels every other batch's pending calls so they return
-    at once, and is then the one error reported. Once a group's part exists, its
-    merged results are let go, so memory holds the batches in flight, not the run.
-    """
-    finished: queue.SimpleQueue[tuple[int, PrefectFuture[Any]]] = queue.SimpleQueue()
-
-    def report(index: int, done: PrefectFuture[Any]) -> None:
-        finished.put((index, done))
-
-    for index, (futures, part) in pending.items():
-        for future in (*futures, part):
-            future.add_done_callback(functools.partial(report, index))
-    parts: list[BatchPart] = []
-    while pending:
-        index, future = finished.get()
-        future.wait()  # settles the future's own final state (the API's may lag behind)
-        if future.state.is_failed() or future.state.is_crashed():
-            env.executor.close()
-            future.result()
-        if index in pending and future is pending[index][1]:
-            parts.append(future.result())
-            del pending[index]
-    return sorted(parts, key=lambda part: part.index)
 
 
 def _metric_of(evaluator: Any, criterion: str) -> str | None:
@@ -317,12 +166,11 @@ def run_stages(env: RunEnvironment) -> RunReport:
         get_run_logger().info("Run %s: %d cases of %s %s (config %s); stages: %s", env.run_id, len(env.cases),
                               env.system.config.name, env.system.config.version, env.config_hash,
                               _stages_of(env))  # fmt: skip
-        tasks = _stage_tasks(env)
-        parts = _collect_parts(env, _submit_batches(env, tasks))
-        summary = summarize_run.submit(_quote(env), _quote(parts)).result()
+        parts = run_batches(env)
+        summary = summarize_run.submit(quoted(env), quoted(parts)).result()
         manifest = _manifest(env, summary, started)
-        write_run.submit(_quote(env), manifest, _quote(parts), _quote(summary.metrics)).result()
-        publish_report.submit(manifest, _quote(summary.metrics), env.store_arguments).result()
+        write_run.submit(quoted(env), manifest, quoted(parts), quoted(summary.metrics)).result()
+        publish_report.submit(manifest, quoted(summary.metrics), env.store_arguments).result()
         publish_run_pages(env.store, manifest, summary.metrics)
         _log_report(manifest, summary.metrics)
         # Per-case data stays in the store: Prefect walks a flow's return value, and
