@@ -38,6 +38,9 @@ def test_only_the_columns_asked_for_are_read(tables):
     assert tables.read_table("x/t.parquet", ["n", "later"]) == [{"n": 1}, {"n": 2}]
     assert tables.read_table("x/t.parquet", ["later"]) == [{}, {}]
     assert tables.read_table("x/t.parquet", ['odd "name']) == [{}, {}]
+    odd = TableSchema("o", (("_none", "VARCHAR"), ("k", "BIGINT")))
+    tables.write_table("x/o.parquet", [{"_none": "kept", "k": 1}], odd)
+    assert tables.read_table("x/o.parquet", ["_none"]) == [{"_none": "kept"}]
 
 
 def test_json_columns_are_known_from_the_file_itself(tmp_path):

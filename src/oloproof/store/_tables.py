@@ -313,11 +313,15 @@ def decode_parquet(local_path: str, columns: Sequence[str] | None = None) -> lis
         meta = con.execute(
             "SELECT key, value FROM parquet_kv_metadata(?)", [local_path]
         ).fetchall()
-        selected = "*"
+        chosen: list[str] | None = None
         if columns is not None:
             described = con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [local_path]).fetchall()
             present = {row[0] for row in described}
-            selected = ", ".join(sql_ident(name) for name in columns if name in present) or "NULL AS _none"
+            chosen = [name for name in columns if name in present]
+        if chosen == []:  # none of the columns asked for: only the row count
+            (count,) = con.execute("SELECT count(*) FROM read_parquet(?)", [local_path]).fetchone() or (0,)
+            return [{} for _ in range(count)]
+        selected = "*" if chosen is None else ", ".join(sql_ident(name) for name in chosen)
         cursor = con.execute(f"SELECT {selected} FROM read_parquet(?)", [local_path])
         names = [column[0] for column in cursor.description]
         records = cursor.fetchall()
@@ -330,8 +334,6 @@ def decode_parquet(local_path: str, columns: Sequence[str] | None = None) -> lis
         if bytes(key).decode("utf-8", "replace") == _META_JSON:
             text = bytes(value).decode("utf-8", "replace")
             json_columns = {name for name in text.split(",") if name}
-    if names == ["_none"]:
-        return [{} for _ in records]
     rows = []
     for record in records:
         row = dict(zip(names, record, strict=True))
