@@ -19,15 +19,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 from _report import load_engine
-from bench_recorded import write_rows
+from bench_recorded import server_env, timed, write_rows
 
 CHILD = """\
 import gc, json, os, sys, time
@@ -56,19 +54,13 @@ def run_once(folder: Path, engine: Any, env: dict[str, str], thresholds: str, la
     """One `oloproof run` of the rows in a fresh process; its wall, peak RSS and collector time."""
     stats = folder / f"gc-{label}.json"
     argv = [sys.executable, "-c", CHILD, str(stats), thresholds, str(folder / f"store-{label}")]
-    begin = time.perf_counter()
-    with (folder / f"out-{label}.txt").open("wb") as out, (folder / f"err-{label}.txt").open("wb") as err:
-        process = subprocess.Popen(argv, stdout=out, stderr=err, env=env, cwd=str(folder), start_new_session=True)
-        code, usage = engine.wait_child(process, timeout)
-    wall = time.perf_counter() - begin
-    figures: dict[str, Any] = {"code": code, "wall_s": wall, "peak_rss_mb": usage.ru_maxrss / 1024,
-                               "thresholds": thresholds or "interpreter default"}  # fmt: skip
+    figures = timed(argv, env, folder, timeout, engine, name=f"-{label}")
+    figures["thresholds"] = thresholds or "interpreter default"
     if stats.exists():
         collected = json.loads(stats.read_text(encoding="utf-8"))
         figures.update(collections=collected["collections"], gc_s=collected["seconds"],
-                       gc_total_s=sum(collected["seconds"]), gc_share=sum(collected["seconds"]) / wall)
-    else:
-        figures["stderr_tail"] = (folder / f"err-{label}.txt").read_text(encoding="utf-8", errors="replace")[-400:]
+                       gc_total_s=sum(collected["seconds"]), gc_share=sum(collected["seconds"]) / figures["wall_s"])
+        figures.pop("stderr_tail")
     return figures
 
 
@@ -84,15 +76,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="oloproof-gc-") as tmp:
         folder = Path(tmp)
         write_rows(folder, args.rows, args.seed)
-        bench = engine.Bench(argparse.Namespace(prefect_home=None, api_url=None, child_preload=None), folder / "work")
-        bench.start_server()
-        try:
-            env = bench.child_env(folder / "unused.json")
-            env.pop(engine.TIMINGS_ENV, None)
+        with server_env(folder, engine) as env:
             default = run_once(folder, engine, env, "", "default", args.timeout)
             tuned = run_once(folder, engine, env, args.thresholds, "tuned", args.timeout)
-        finally:
-            bench.stop_server()
     result = {"scenario": "gc", "figures": {"rows": args.rows, "default": default, "tuned": tuned},
               "notes": [f"{os.cpu_count()} CPUs", "both runs against one running Prefect server, fresh stores",
                         "gc_s: seconds inside collections of generations 0, 1 and 2 (gc.callbacks)"]}  # fmt: skip

@@ -22,6 +22,7 @@ With ``--json`` the last line of stdout is ``{"scenario", "figures", "targets", 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -30,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -80,36 +82,46 @@ def write_rows(folder: Path, rows: int, seed: int) -> Path:
     return path
 
 
-def _timed(argv: list[str], env: dict[str, str], cwd: Path, timeout: float, engine: ModuleType) -> dict[str, Any]:
+def timed(argv: list[str], env: dict[str, str], cwd: Path, timeout: float, engine: ModuleType,
+          name: str = "") -> dict[str, Any]:  # fmt: skip
+    """One child from spawn to exit: its exit code, wall time and peak RSS (``wait4``); its
+    output in ``out{name}.txt`` and ``err{name}.txt`` under ``cwd``."""
     begin = time.perf_counter()
-    with (cwd / "out.txt").open("wb") as out, (cwd / "err.txt").open("wb") as err:
+    with (cwd / f"out{name}.txt").open("wb") as out, (cwd / f"err{name}.txt").open("wb") as err:
         process = subprocess.Popen(argv, stdout=out, stderr=err, env=env, cwd=str(cwd), start_new_session=True)
         code, usage = engine.wait_child(process, timeout)
     wall = time.perf_counter() - begin
     return {"code": code, "wall_s": wall, "peak_rss_mb": usage.ru_maxrss / 1024,
-            "stderr_tail": (cwd / "err.txt").read_text(encoding="utf-8", errors="replace")[-400:]}  # fmt: skip
+            "stderr_tail": (cwd / f"err{name}.txt").read_text(encoding="utf-8", errors="replace")[-400:]}  # fmt: skip
 
 
-def run_oloproof(folder: Path, engine: ModuleType, timeout: float) -> dict[str, Any]:
-    """One `oloproof run` of the rows against a running server, with a fresh store."""
+@contextlib.contextmanager
+def server_env(folder: Path, engine: ModuleType) -> Iterator[dict[str, str]]:
+    """The environment of a child run against one Prefect server started here (not timed)."""
     args = argparse.Namespace(prefect_home=None, api_url=None, child_preload=None)
     bench = engine.Bench(args, folder / "work")
     bench.start_server()
     try:
         env = bench.child_env(folder / "unused.json")
         env.pop(engine.TIMINGS_ENV, None)
+        yield env
+    finally:
+        bench.stop_server()
+
+
+def run_oloproof(folder: Path, engine: ModuleType, timeout: float) -> dict[str, Any]:
+    """One `oloproof run` of the rows against a running server, with a fresh store."""
+    with server_env(folder, engine) as env:
         env["OLOPROOF_SERVER"] = "temporary"
         oloproof = Path(sys.executable).with_name("oloproof")
         argv = [str(oloproof), "run", "--criteria", "criteria.json", "--dataset", "rows.jsonl",
                 "--results", str(folder / "store"), "--json"]  # fmt: skip
-        figures = _timed(argv, env, folder, timeout, engine)
+        figures = timed(argv, env, folder, timeout, engine)
         if figures["code"] == 0:
             report = json.loads((folder / "out.txt").read_text(encoding="utf-8"))
             overall = next(m for m in report["metrics"] if m["slice"] is None)
             figures.update(case_count=report["case_count"], observed=overall["observed"])
         return figures
-    finally:
-        bench.stop_server()
 
 
 def run_azure(folder: Path, python: str, engine: ModuleType, timeout: float) -> dict[str, Any]:
@@ -123,7 +135,7 @@ def run_azure(folder: Path, python: str, engine: ModuleType, timeout: float) -> 
     azure.mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AZURE_", "OPENAI_"))}
     env["PF_DISABLE_TRACING"] = "true"
-    figures = _timed([python, str(script), str(folder / "rows.jsonl"), str(azure / "result.json")], env, azure,
+    figures = timed([python, str(script), str(folder / "rows.jsonl"), str(azure / "result.json")], env, azure,
                      timeout, engine)  # fmt: skip
     figures["version"] = probe.stdout.strip()
     return figures
