@@ -36,8 +36,9 @@ def print_closing(scenario: str, figures: dict[str, Any], targets: list[dict[str
     """A line per target and per note, then, with ``as_json``, the one JSON line for machines."""
     for t in targets:
         ratio = "n/a" if t["ratio"] is None else f"{t['ratio']:.2f}x"
-        print(f"target {t['name']}: {t['target']}; measured {t['measured']:.4f} ({ratio}): "
-              f"{'met' if t['met'] else 'NOT met'}")
+        measured = "nothing" if t["measured"] is None else f"{t['measured']:.4f}"
+        verdict = "not measured" if t["met"] is None else "met" if t["met"] else "NOT met"
+        print(f"target {t['name']}: {t['target']}; measured {measured} ({ratio}): {verdict}")
     for note in notes:
         print(f"note: {note}")
     sys.stdout.flush()

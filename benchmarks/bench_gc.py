@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from _report import load_engine
+from _report import load_engine, print_closing
 from bench_recorded import server_env, timed, write_rows
 
 CHILD = """\
@@ -79,17 +79,15 @@ def main() -> int:
         with server_env(folder, engine) as env:
             default = run_once(folder, engine, env, "", "default", args.timeout)
             tuned = run_once(folder, engine, env, args.thresholds, "tuned", args.timeout)
-    result = {"scenario": "gc", "figures": {"rows": args.rows, "default": default, "tuned": tuned},
-              "notes": [f"{os.cpu_count()} CPUs", "both runs against one running Prefect server, fresh stores",
-                        "gc_s: seconds inside collections of generations 0, 1 and 2 (gc.callbacks)"]}  # fmt: skip
+    notes = [f"{os.cpu_count()} CPUs", "both runs against one running Prefect server, fresh stores",
+             "gc_s: seconds inside collections of generations 0, 1 and 2 (gc.callbacks)"]  # fmt: skip
     for label, figures in (("default", default), ("tuned", tuned)):
         for key, value in figures.items():
             print(f"gc.{label}.{key} {value}")
     if default.get("code") == 0 and tuned.get("code") == 0:
         print(f"gc.tuned_vs_default_wall {tuned['wall_s'] / default['wall_s']:.3f}")
         print(f"gc.tuned_vs_default_peak_rss {tuned['peak_rss_mb'] / default['peak_rss_mb']:.3f}")
-    if args.json:
-        print(json.dumps(result))
+    print_closing("gc", {"rows": args.rows, "default": default, "tuned": tuned}, [], notes, args.json)
     return 0
 
 

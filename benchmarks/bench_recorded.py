@@ -36,7 +36,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from _report import load_engine
+from _report import load_engine, print_closing
 
 HERE = Path(__file__).resolve().parent
 WALL_TARGET_S = 60.0
@@ -177,26 +177,19 @@ def main() -> int:
         ours = run_oloproof(folder, engine, args.timeout)
         azure = run_azure(folder, args.azure_python, engine, args.timeout) if Path(args.azure_python).exists() else {
             "error": f"{args.azure_python} does not exist"}  # fmt: skip
-    result: dict[str, Any] = {
-        "scenario": "recorded",
-        "figures": {"rows": args.rows, "oloproof": ours, "azure": azure},
-        "targets": targets(args.rows, ours, azure),
-        "notes": [
-            f"{os.cpu_count()} CPUs; Python {platform.python_version()}",
-            "rows: 10 ground-truth labels (0-4) of 30 documents and 10 retrieved documents with scores each, seeded",
-            ("oloproof: `oloproof run --criteria --dataset` in a fresh process against one running Prefect server "
-            "(started before, not timed), fresh store; peak RSS of the process and the children it reaped"),
-            "azure: `evaluate()` with DocumentRetrievalEvaluator in its own venv, same rows file, fresh process",
-        ],
-    }
+    notes = [
+        f"{os.cpu_count()} CPUs; Python {platform.python_version()}",
+        "rows: 10 ground-truth labels (0-4) of 30 documents and 10 retrieved documents with scores each, seeded",
+        ("oloproof: `oloproof run --criteria --dataset` in a fresh process against one running Prefect server "
+         "(started before, not timed), fresh store; peak RSS of the process and the children it reaped"),
+        "azure: `evaluate()` with DocumentRetrievalEvaluator in its own venv, same rows file, fresh process",
+    ]  # fmt: skip
+    figures = {"rows": args.rows, "oloproof": ours, "azure": azure}
     for side in ("oloproof", "azure"):
-        for key, value in result["figures"][side].items():
+        for key, value in figures[side].items():
             if key != "stderr_tail":
                 print(f"recorded.{side}.{key} {value}")
-    for target in result["targets"]:
-        print(f"target {target['name']}: {target['target']}; measured {target['measured']}; met: {target['met']}")
-    if args.json:
-        print(json.dumps(result))
+    print_closing("recorded", figures, targets(args.rows, ours, azure), notes, args.json)
     return 0
 
 
