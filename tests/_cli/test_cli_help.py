@@ -79,3 +79,44 @@ def test_every_command_but_serve_takes_json():
     without = sorted(name for name, sub in commands.items()
                      if not any("--json" in action.option_strings for action in sub._actions))  # fmt: skip
     assert without == ["serve"]  # as the README's Command line section says
+
+
+def _subparsers(parser):
+    import argparse
+
+    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return action.choices
+
+
+def test_commands_names_every_command_the_full_parser_has():
+    from oloproof._cli.main import COMMANDS, build_parser
+
+    assert set(_subparsers(build_parser())) == COMMANDS
+
+
+@pytest.mark.parametrize("command", sorted(__import__("oloproof._cli.main", fromlist=["COMMANDS"]).COMMANDS))
+def test_a_command_s_own_parser_is_the_full_parser_s(command):
+    # A command line naming its command is parsed by a parser holding that command only.
+    from oloproof._cli.main import build_parser
+
+    own, every = _subparsers(build_parser(command)), _subparsers(build_parser())
+    assert command in own
+    assert set(own) < set(every)
+    assert own[command].format_help() == every[command].format_help()
+
+
+def test_a_command_line_builds_only_its_command_s_parser(monkeypatch, capsys):
+    from oloproof._cli import main as cli
+
+    built = []
+    real = cli.build_parser
+    monkeypatch.setattr(cli, "build_parser", lambda command=None: built.append(command) or real(command))
+    with pytest.raises(SystemExit):
+        cli.main(["query", "--help"])
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    assert cli.main([]) == 2
+    with pytest.raises(SystemExit):
+        cli.main(["no-such-command"])
+    assert built == ["query", None, None, None]
+    assert "invalid choice: 'no-such-command'" in capsys.readouterr().err

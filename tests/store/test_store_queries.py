@@ -146,3 +146,87 @@ def test_a_judgments_table_written_before_requests_were_counted_reads_beside_a_n
     store.write_table(run_table("run_old", "judgments"), old["judgments"], earlier)  # over the new-schema one
     _, rows = store.query("select run_id, count(*), count(requests), sum(requests) from judgments group by 1 order by 1")
     assert rows == [("run_new", 4, 4, 4), ("run_old", 4, 0, None)]
+
+
+def _builds(monkeypatch) -> list[bool]:
+    """Records each connection a query builds: whether its views were bound by the first file."""
+    from oloproof.store import _queries
+
+    built: list[bool] = []
+    real = _queries.build_connection
+
+    def spy(*args, by_first_file=False, **kwargs):
+        built.append(by_first_file)
+        return real(*args, by_first_file=by_first_file, **kwargs)
+
+    monkeypatch.setattr(_queries, "build_connection", spy)
+    return built
+
+
+def _view_sql(store, view: str) -> str:
+    con = _views.build_connection(store.objects, {view}, by_first_file=True)
+    try:
+        ((sql,),) = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = ?", [view]).fetchall()
+    finally:
+        con.close()
+    return str(sql)
+
+
+def _store_with_a_file_lacking_requests(tmp_path, lacking: str):
+    """Runs ``run_a`` and ``run_b`` (sorted in that order), ``lacking``'s judgments without ``requests``."""
+    from dataclasses import replace
+
+    from judged_runs import judged_run, write_run
+
+    from oloproof.store import JUDGMENTS, ResultsStore, run_table
+
+    store = ResultsStore(str(tmp_path / "results"))
+    earlier = replace(JUDGMENTS, columns=tuple(column for column in JUDGMENTS.columns if column[0] != "requests"))
+    for run_id, passes in (("run_a", [4, 2]), ("run_b", [5, 1])):
+        run = judged_run(run_id, passes)
+        for row in run["judgments"]:
+            row["requests"] = 2
+        write_run(store, run)
+        if run_id == lacking:
+            rows = [{k: v for k, v in row.items() if k != "requests"} for row in run["judgments"]]
+            store.write_table(run_table(run_id, "judgments"), rows, earlier)
+    return store
+
+
+def test_a_store_of_current_tables_is_queried_on_views_bound_by_their_first_file(tmp_path, monkeypatch):
+    store = _store_with_a_file_lacking_requests(tmp_path, lacking="none")
+    built = _builds(monkeypatch)
+    _, rows = store.query("select run_id, count(*), sum(requests) from judgments group by 1 order by 1")
+    assert rows == [("run_a", 4, 8), ("run_b", 4, 8)]
+    assert built == [True]
+    assert "union_by_name" not in _view_sql(store, "judgments")
+
+
+def test_a_newer_table_lacking_a_column_the_statement_reads_runs_it_again_on_united_views(tmp_path, monkeypatch):
+    store = _store_with_a_file_lacking_requests(tmp_path, lacking="run_b")
+    built = _builds(monkeypatch)
+    _, rows = store.query("select run_id, count(*), count(requests), sum(requests) from judgments group by 1 order by 1")
+    assert rows == [("run_a", 4, 4, 8), ("run_b", 4, 0, None)]
+    assert built == [True, False]
+    built.clear()
+    # A statement that does not read the missing column needs no second try.
+    _, rows = store.query("select run_id, count(*) from judgments group by 1 order by 1")
+    assert (rows, built) == ([("run_a", 4), ("run_b", 4)], [True])
+
+
+def test_an_oldest_table_lacking_a_column_unites_the_files_at_once(tmp_path, monkeypatch):
+    store = _store_with_a_file_lacking_requests(tmp_path, lacking="run_a")
+    built = _builds(monkeypatch)
+    _, rows = store.query("select run_id, count(requests), sum(requests) from judgments group by 1 order by 1")
+    assert rows == [("run_a", 0, None), ("run_b", 4, 8)]
+    assert built == [True]  # the first file's columns fail the bind: the same connection unites the files
+    assert "union_by_name" in _view_sql(store, "judgments")
+
+
+def test_a_failing_statement_reports_the_united_views_error_once(tmp_path, monkeypatch):
+    store = _store_with_a_file_lacking_requests(tmp_path, lacking="none")
+    built = _builds(monkeypatch)
+    with pytest.raises(StoreError) as caught:
+        store.query("select no_such_column from judgments")
+    assert built == [True, False]
+    assert "no_such_column" in str(caught.value) and "\n" not in str(caught.value)

@@ -16,12 +16,12 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import NoReturn, TypeAlias
 
 from oloproof._cli._signals import Terminated, interruption
 from oloproof._exceptions import OloproofError
 
-__all__ = ["build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "main"]
 
 EXIT_INPUT = 2
 QUERY_TIMEOUT_S = 300.0
@@ -30,22 +30,18 @@ _WRITES_NOTHING = frozenset({"query", "show", "results", "report", "trend", "ser
 """Commands an interruption tells nothing of kept records: they write none."""
 
 
+_Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+"""The sub-parsers action whose ``add_parser`` adds a command."""
+
+
 def _add_store_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--results", metavar="URL", help="results store URL (default: the project's)")
     parser.add_argument("--project", metavar="DIR", default=None, help="project folder whose store to read (default: .)")
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every command."""
-    parser = argparse.ArgumentParser(
-        prog="oloproof",
-        description="Staged RAG evaluation on Prefect: per-stage metrics with honest intervals, "
-        "failure diagnosis by controlled re-execution, paired comparison and release gates.",
-    )
-    parser.add_argument("--version", action="version", version=f"oloproof {_version()}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-
+def _add_run(commands: _Commands) -> None:
+    """``run``."""
     run = commands.add_parser("run", help="evaluate a project and record the run")
     run.add_argument("project_dir", nargs="?", default=".", metavar="PROJECT_DIR")
     run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -58,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--criteria", metavar="FILE", help="testing_criteria (JSON or YAML) to evaluate with")
     run.add_argument("--json", action="store_true", help="print the run as JSON")
 
+
+def _add_reading(commands: _Commands) -> None:
+    """``runs``, ``show``, ``results`` and ``query``."""
     runs = commands.add_parser(
         "runs", help="list your complete runs in a store (with --all, every run; with --incomplete, "
         "the folders of runs that never finished)",
@@ -95,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--timeout", type=float, default=QUERY_TIMEOUT_S, metavar="SECONDS",
                        help=f"stop the statement after this long, exit 2 (default {QUERY_TIMEOUT_S:g}; 0: no limit)")
     _add_store_options(query)
+
+
+def _add_diagnosis(commands: _Commands) -> None:
+    """``diagnose`` and ``inspect``."""
     diagnose = commands.add_parser(
         "diagnose", help="re-execute a run's failures under an intervention beside a control",
         description="Labels each failure RETRIEVAL_MISS, RANKED_OUT, CONTEXT_ASSEMBLY_LOSS, "
@@ -117,6 +120,10 @@ def build_parser() -> argparse.ArgumentParser:
     inspect = commands.add_parser("inspect", help="the cases behind a diagnosis, a comparison's decisions, or a run's cases")
     inspect.add_argument("id", metavar="ID", help="sha256:... (diagnosis or comparison) or run_...")
     _add_store_options(inspect)
+
+
+def _add_comparison(commands: _Commands) -> None:
+    """``compare`` and ``plan``."""
     compare = commands.add_parser(
         "compare", help="pair two runs case by case and gate a release with a policy",
         description="Differences are candidate minus baseline in percentage points, with a paired "
@@ -148,28 +155,86 @@ def build_parser() -> argparse.ArgumentParser:
                       help="probability that a rule passes when the assumed difference is true (default 0.8)")
     plan.add_argument("--seed", type=int, default=0, help="seed of the simulation for score metrics (default 0)")
     _add_store_options(plan)
+
+
+def _add_judge(commands: _Commands) -> None:
+    """``judge`` and its commands."""
     from oloproof._cli._judge import add_judge_parser
 
     add_judge_parser(commands, _add_store_options)
+
+
+def _add_serve(commands: _Commands) -> None:
+    """``serve``."""
     serve = commands.add_parser("serve", help="serve prefect.yaml's deployments from this process")
     serve.add_argument("--project", metavar="DIR", help="the project every deployment evaluates")
     serve.add_argument("--prefect-yaml", default="prefect.yaml", metavar="FILE")
 
+
+def _add_sweep(commands: _Commands) -> None:
+    """``sweep``."""
     from oloproof._cli._sweep import add_sweep_parser
 
     add_sweep_parser(commands)
+
+
+def _add_reports(commands: _Commands) -> None:
+    """``report`` and ``trend``."""
     from oloproof._cli._report import add_report_parsers
 
     add_report_parsers(commands, _add_store_options)
+
+
+def _add_server(commands: _Commands) -> None:
+    """``server``."""
     from oloproof._cli._server import add_server_parser
 
     add_server_parser(commands)
 
+
+def _add_index_updated(commands: _Commands) -> None:
+    """``index-updated``."""
     index = commands.add_parser("index-updated", help="announce a rebuilt index (emits oloproof.index.updated)")
     index.add_argument("--index-version", required=True, metavar="V")
     index.add_argument("--project", metavar="DIR", default=".", help="the project to evaluate (default: .)")
     index.add_argument("--index", default="default", metavar="NAME", help="the index's name (default: default)")
     index.add_argument("--json", action="store_true", help="print the emitted event as JSON")
+
+
+_ADDERS: tuple[tuple[frozenset[str], Callable[[_Commands], None]], ...] = (
+    (frozenset({"run"}), _add_run),
+    (frozenset({"runs", "show", "results", "query"}), _add_reading),
+    (frozenset({"diagnose", "inspect"}), _add_diagnosis),
+    (frozenset({"compare", "plan"}), _add_comparison),
+    (frozenset({"judge"}), _add_judge),
+    (frozenset({"serve"}), _add_serve),
+    (frozenset({"sweep"}), _add_sweep),
+    (frozenset({"report", "trend"}), _add_reports),
+    (frozenset({"server"}), _add_server),
+    (frozenset({"index-updated"}), _add_index_updated),
+)
+"""The commands, in the order ``--help`` lists them, each group with what adds its parsers."""
+
+COMMANDS = frozenset().union(*(names for names, _ in _ADDERS))
+"""Every command's name."""
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of every command, or of ``command`` alone (the same parser for it).
+
+    A command line naming its command needs no other command's parser: building only its
+    own keeps the start of short commands (``oloproof query``) short.
+    """
+    parser = argparse.ArgumentParser(
+        prog="oloproof",
+        description="Staged RAG evaluation on Prefect: per-stage metrics with honest intervals, "
+        "failure diagnosis by controlled re-execution, paired comparison and release gates.",
+    )
+    parser.add_argument("--version", action="version", version=f"oloproof {_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for names, add in _ADDERS:
+        if command is None or command in names:
+            add(commands)
     return parser
 
 
@@ -237,7 +302,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(words[0] if words and words[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

@@ -16,8 +16,9 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypedDict
 
 import duckdb
@@ -117,9 +118,18 @@ class Queries:
             raise StoreError(f"the query timeout must be a positive number of seconds, got {timeout!r}")
         _check_read_only(sql)
         views = views_named_in(sql)
-        statement = _Statement(lambda spill: build_connection(
-            self.objects, views, confined=True, temp_directory=spill), sql, params)
-        return statement.run(timeout)
+        # Views bound to each table's oldest file first (no other footer read before the
+        # statement): a store whose files all have every column never needs more. A
+        # statement that fails on them runs again on views that union the files by name.
+        opens = tuple(
+            partial(self._open, views, by_first_file=first) for first in (True, False)
+        )
+        return _Statement(opens, sql, params).run(timeout)
+
+    def _open(self, views: frozenset[str], spill: str, *, by_first_file: bool) -> duckdb.DuckDBPyConnection:
+        return build_connection(
+            self.objects, views, confined=True, temp_directory=spill, by_first_file=by_first_file
+        )
 
 
 class _Statement:
@@ -129,12 +139,15 @@ class _Statement:
     statement and closes the connection; the caller's thread only waits. A call into
     DuckDB from the caller's thread would swallow a signal's exception into DuckDB's own
     "Query interrupted"; a wait lets the handler run and raise as it means to.
+
+    Each of ``opens`` is tried in turn while the statement fails with a DuckDB error
+    (other than an interrupt): the last one's error is the one reported.
     """
 
     def __init__(
-        self, open_connection: Callable[[str], duckdb.DuckDBPyConnection], sql: str, params: Any
+        self, opens: Sequence[Callable[[str], duckdb.DuckDBPyConnection]], sql: str, params: Any
     ) -> None:
-        self._open = open_connection
+        self._opens = tuple(opens)
         self._sql = sql
         self._params = params
         self._lock = threading.Lock()  # the connection: opened, interrupted and closed one at a time
@@ -177,16 +190,30 @@ class _Statement:
         except BaseException as error:  # noqa: BLE001 - raised again in the caller's thread
             self._outcome["error"] = error
         finally:
-            with self._lock:
-                if self._con is not None:
-                    self._con.close()
-                    self._con = None
+            self._close()
             shutil.rmtree(self._spill, ignore_errors=True)
             self._done.set()
 
     def _execute(self) -> None:
-        """Open the connection and run the statement; every DuckDB object dies with this frame."""
-        con = self._open(self._spill)
+        for open_connection in self._opens[:-1]:
+            try:
+                self._execute_on(open_connection)
+                return
+            except duckdb.InterruptException:
+                raise
+            except duckdb.Error:
+                self._close()
+        self._execute_on(self._opens[-1])
+
+    def _close(self) -> None:
+        with self._lock:
+            if self._con is not None:
+                self._con.close()
+                self._con = None
+
+    def _execute_on(self, open_connection: Callable[[str], duckdb.DuckDBPyConnection]) -> None:
+        """Open a connection and run the statement; every DuckDB object dies with this frame."""
+        con = open_connection(self._spill)
         with self._lock:
             self._con = con
             if self._stopping:

@@ -171,6 +171,7 @@ def build_connection(
     *,
     confined: bool = False,
     temp_directory: str | None = None,
+    by_first_file: bool = False,
 ) -> duckdb.DuckDBPyConnection:
     """Open an in-memory DuckDB connection with views over a store.
 
@@ -181,6 +182,11 @@ def build_connection(
         confined: Confine the connection to the store (see :func:`confine`) before
             any view reads a file.
         temp_directory: Where DuckDB may spill; see :func:`new_connection`.
+        by_first_file: Bind each table view to the columns of its oldest file when that
+            file has every column, so that no other footer is read before a statement
+            runs and DuckDB matches the other files' columns by name. A newer file
+            missing a column the statement reads then fails it (never a silent NULL):
+            the caller runs the statement again on views built without this.
 
     Returns:
         The connection, with those of the views ``runs``, ``all_runs``,
@@ -236,7 +242,7 @@ def build_connection(
                 for name in sorted(complete[container])
                 if filename in listings[container].get(name, ())
             ]
-            _create_table_view(con, schema, files)
+            _create_table_view(con, schema, files, by_first_file=by_first_file)
         for view, (_, select) in _DERIVED.items():
             if view in wanted:
                 con.execute(f"CREATE VIEW {view} AS {select}")
@@ -331,13 +337,22 @@ def _create_manifest_view(
 
 
 def _create_table_view(
-    con: duckdb.DuckDBPyConnection, schema: TableSchema, files: list[str]
+    con: duckdb.DuckDBPyConnection, schema: TableSchema, files: list[str], *, by_first_file: bool
 ) -> None:
     cast: Callable[[str, str], str]
-    if files:
-        source = (
-            f" FROM read_parquet([{', '.join(sql_string(f) for f in files)}], union_by_name=true)"
+    listed = ", ".join(sql_string(f) for f in files)
+    if files and by_first_file:
+        # Binding reads the oldest file's footer only; a column it lacks fails the bind.
+        select = ", ".join(
+            f'CAST("{name}" AS {schema.storage_type(name)}) AS "{name}"' for name in schema.names
         )
+        try:
+            con.execute(f"CREATE VIEW {schema.name} AS SELECT {select} FROM read_parquet([{listed}])")
+            return
+        except duckdb.BinderException:
+            pass
+    if files:
+        source = f" FROM read_parquet([{listed}], union_by_name=true)"
         # A column added since some runs were written is NULL in theirs, and absent
         # altogether when every file predates it. The newest file (run ids sort by
         # time) usually has every column: then no other footer needs reading here.
