@@ -27,11 +27,12 @@ import json
 import os
 import platform
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -109,12 +110,13 @@ def server_env(folder: Path, engine: ModuleType) -> Iterator[dict[str, str]]:
         bench.stop_server()
 
 
-def run_oloproof(folder: Path, engine: ModuleType, timeout: float) -> dict[str, Any]:
-    """One `oloproof run` of the rows against a running server, with a fresh store."""
+def run_oloproof(folder: Path, engine: ModuleType, timeout: float, prefix: Sequence[str] = ()) -> dict[str, Any]:
+    """One `oloproof run` of the rows against a running server, with a fresh store (``prefix``:
+    a profiler's command line that runs it)."""
     with server_env(folder, engine) as env:
         env["OLOPROOF_SERVER"] = "temporary"
         oloproof = Path(sys.executable).with_name("oloproof")
-        argv = [str(oloproof), "run", "--criteria", "criteria.json", "--dataset", "rows.jsonl",
+        argv = [*prefix, str(oloproof), "run", "--criteria", "criteria.json", "--dataset", "rows.jsonl",
                 "--results", str(folder / "store"), "--json"]  # fmt: skip
         figures = timed(argv, env, folder, timeout, engine)
         if figures["code"] == 0:
@@ -162,6 +164,13 @@ def targets(rows: int, ours: dict[str, Any], azure: dict[str, Any]) -> list[dict
     return out
 
 
+def spy_prefix(output: Path) -> list[str]:
+    """``py-spy record`` of the thread holding the GIL, raw collapsed stacks to ``output``."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    return [spy, "record", "--rate", "50", "--format", "raw", "--output", str(output),
+            "--threads", "--nonblocking", "--gil", "--"]  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100_000)
@@ -169,14 +178,21 @@ def main() -> int:
     parser.add_argument("--azure-python", default=os.environ.get("OLOPROOF_AZURE_PYTHON", "/tmp/azref/bin/python"))
     parser.add_argument("--timeout", type=float, default=3600.0)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--py-spy", default=None, metavar="FILE",
+                        help="profile the oloproof run with `py-spy record --gil` (raw collapsed stacks to FILE); "
+                        "azure is then not run: a profiled run's figures compare with nothing")
     args = parser.parse_args()
     engine = load_engine()
     with tempfile.TemporaryDirectory(prefix="oloproof-recorded-") as tmp:
         folder = Path(tmp)
         write_rows(folder, args.rows, args.seed)
-        ours = run_oloproof(folder, engine, args.timeout)
-        azure = run_azure(folder, args.azure_python, engine, args.timeout) if Path(args.azure_python).exists() else {
-            "error": f"{args.azure_python} does not exist"}  # fmt: skip
+        ours = run_oloproof(folder, engine, args.timeout, spy_prefix(Path(args.py_spy)) if args.py_spy else ())
+        if args.py_spy:
+            azure: dict[str, Any] = {"error": "not run: the oloproof run was profiled (--py-spy)"}
+        elif Path(args.azure_python).exists():
+            azure = run_azure(folder, args.azure_python, engine, args.timeout)
+        else:
+            azure = {"error": f"{args.azure_python} does not exist"}
     notes = [
         f"{os.cpu_count()} CPUs; Python {platform.python_version()}",
         "rows: 10 ground-truth labels (0-4) of 30 documents and 10 retrieved documents with scores each, seeded",

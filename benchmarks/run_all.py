@@ -28,6 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# This folder is on sys.path: the scripts run as files.
+from _profiles import profile, profile_skipped
+from _profiles import render as render_profiles
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
@@ -269,6 +273,20 @@ def _run_child(command: list[str], timeout: float) -> dict[str, Any]:
         return {"error": str(error)}
 
 
+def profiles_for(scenarios: list[dict[str, Any]], quick: bool, timeout: float, *, skip: bool) -> list[dict[str, Any]]:
+    """A profile of each scenario with a target not met, taken after every measurement."""
+    out = []
+    for scenario in scenarios:
+        if skip:
+            item = profile_skipped(scenario)
+        else:
+            print(f"[profile] {scenario['name']}", file=sys.stderr, flush=True)
+            item = profile(scenario, quick, timeout)
+        if item is not None:
+            out.append(item)
+    return out
+
+
 def _machine() -> dict[str, Any]:
     memory = None
     try:
@@ -334,7 +352,8 @@ def render(report: dict[str, Any]) -> str:
                 lines.append(f"  - {note}")
         for error in scenario.get("child_errors", []):
             lines.append(f"  - not measured: {error}")
-    lines += ["", ("The figures behind every row are in `benchmarks/results.json`; the scripts and what each "
+    lines += ["", *render_profiles(report.get("profiles", []))]
+    lines += [("The figures behind every row are in `benchmarks/results.json`; the scripts and what each "
                "figure means are in `benchmarks/README.md`."), ""]
     return "\n".join(lines)
 
@@ -346,6 +365,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(HERE / "RESULTS.md"), metavar="FILE")
     parser.add_argument("--json-out", default=str(HERE / "results.json"), metavar="FILE")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds one child may take")
+    parser.add_argument("--no-profiles", action="store_true",
+                        help="do not profile the scenarios with a target not met (RESULTS.md then says why not)")
     args = parser.parse_args(argv)
     chosen = [s for s in SCENARIOS if args.only is None or s.name in args.only.split(",")]
     unknown = set(args.only.split(",")) - {s.name for s in SCENARIOS} if args.only else set()
@@ -354,6 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {"quick": args.quick, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "commit": _commit(), "machine": _machine(),
               "scenarios": [run_scenario(s, args.quick, args.timeout) for s in chosen]}  # fmt: skip
+    report["profiles"] = profiles_for(report["scenarios"], args.quick, args.timeout, skip=args.no_profiles)
     Path(args.json_out).write_text(json.dumps(report, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
     Path(args.out).write_text(render(report), encoding="utf-8")
     print(render(report))
