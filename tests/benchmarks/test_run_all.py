@@ -31,3 +31,10 @@ def test_the_harness_writes_every_row_it_ran(tmp_path):
     assert "| metrics | batch kernels values identical to the per-query loop | identical | yes |" in text
     rows = [line for line in text.splitlines() if line.startswith("| store_query |")]
     assert rows and all(line.rstrip().endswith(("| yes |", "| **NOT MET** |", "| reported |")) for line in rows)
+    figures = report["scenarios"][1]["results"][0]["figures"]
+    assert set(figures["phases_ms"]) == {"oloproof", "duckdb"}
+    assert figures["phases_ms"]["oloproof"]["open a DuckDB connection"] > 0
+    # A target not met comes with what limits it; the store query's from its own timed parts.
+    not_met = [s["name"] for s in report["scenarios"] if any(t["met"] is False for t in s["targets"])]
+    assert [p["scenario"] for p in report["profiles"]] == not_met
+    assert ("## What limits the targets not met" in text) == bool(not_met)
