@@ -40,6 +40,8 @@ class Workload:
     """The run profiled, in words."""
     command: Callable[[Path, bool], tuple[list[str], Path]]
     """(folder, quick) -> the command, and the raw profile it leaves in the folder."""
+    baseline: tuple[str, Callable[[Path], Path]] | None = None
+    """What the same command profiled alike for comparison, and where its raw profile is."""
 
 
 def _engine(scenario: str, cases: int, label: str) -> Callable[[Path, bool], tuple[list[str], Path]]:
@@ -59,12 +61,20 @@ def _recorded(folder: Path, quick: bool) -> tuple[list[str], Path]:
             "--py-spy", str(raw)], raw  # fmt: skip
 
 
+def _example(folder: Path, quick: bool) -> tuple[list[str], Path]:
+    prefix = folder / "spy"
+    return [sys.executable, str(HERE / "bench_baselines.py"), "startup", "--modes", "server", "--repeat", "1",
+            "--py-spy", str(prefix), "--json"], folder / "spy-server-example.txt"  # fmt: skip
+
+
 WORKLOADS = {
     "latency": Workload("The `oloproof run` of the latency scenario (2,000 cases, 20 + 200 ms)",
                         _engine("latency", 2000, "latency-{cases}")),
     "rerun": Workload("The second, all-cached `oloproof run` of the rerun scenario (2,000 cases, nothing changed)",
                       _engine("rerun", 2000, "rerun-{cases}-warm")),
     "size": Workload("The `oloproof run` of 10,000 zero-latency cases", _engine("memory", 10000, "memory-{cases}")),
+    "startup": Workload("The `oloproof run` of the 13-case example against a running server", _example,
+                        ("a hello-world flow", lambda folder: folder / "spy-server-hello.txt")),
     "recorded": Workload("`oloproof run --criteria --dataset` of 10,000 recorded rows (a tenth of the scenario's)",
                          _recorded),
 }  # fmt: skip
@@ -114,7 +124,37 @@ def profile(scenario: dict[str, Any], quick: bool, timeout: float) -> dict[str, 
         if done.returncode not in (0, 1) or not raw.exists():
             tail = " ".join(done.stderr.strip().splitlines()[-2:])
             return {**head, "error": f"the profiled run failed (exit {done.returncode}): {tail}"}
-        return {**head, "what": workload.what, **summary_of(raw)}
+        out = {**head, "what": workload.what, **summary_of(raw), **_timeline(scenario)}
+        if workload.baseline is not None:
+            what, where = workload.baseline
+            if where(Path(tmp)).exists():
+                out["baseline"] = {"what": what, "samples": summarize(where(Path(tmp))).total}
+        return out
+
+
+def _timeline(scenario: dict[str, Any]) -> dict[str, Any]:
+    """Where the measured flow call's time went (latency, rerun): from the scenario's own figures."""
+    name, results = scenario["name"], scenario.get("results", [])
+    if name == "latency" and results and "latency" in results[0]:
+        figures, prefix = results[0]["latency"], ""
+        reference = [("the bare asyncio loop, first call to last answer",
+                      results[1].get("figures", {}).get("wall_s") if len(results) > 1 else None),
+                     ("ideal N·L/C", figures.get("ideal_s"))]  # fmt: skip
+    elif name == "rerun" and results and "rerun" in results[0]:
+        figures, prefix = results[0]["rerun"], "warm_"
+        reference = [("the cold run's flow call", figures.get("cold_flow_s"))]
+    else:
+        return {}
+    parts = [
+        ("Prefect's flow engine: the flow run's start and end", "flow_engine_overhead_s"),
+        ("the flow body before the first stage call (labels, plans, lookups)", "body_before_first_call_s"),
+        ("first stage call to last", "calls_window_s"),
+        ("after the last stage call (the last batches' judging and encoding, tables, report)",
+         "body_after_last_call_s"),
+        ("**the flow call**", "flow_s"),
+    ]  # fmt: skip
+    rows = [(label, figures.get(prefix + key)) for label, key in parts]
+    return {"timeline": [(label, value) for label, value in [*rows, *reference] if value is not None]}
 
 
 def summary_of(raw: Path) -> dict[str, Any]:
@@ -168,8 +208,18 @@ def render(profiles: list[dict[str, Any]]) -> list[str]:
 
 
 def _render_spy(item: dict[str, Any]) -> list[str]:
+    lines = []
+    if item.get("timeline"):
+        lines += ["The measured flow call, from the scenario's own figures:", "",
+                  "| part | seconds |", "|---|---|"]  # fmt: skip
+        lines += [f"| {label} | {value:.2f} |" for label, value in item["timeline"]]
+        lines.append("")
     seconds = item["samples"] / item["rate"]
-    lines = [f"{item['what']}: {item['samples']:,} samples ({seconds:,.1f} s holding the GIL).", ""]
+    line = f"{item['what']}, profiled: {item['samples']:,} samples ({seconds:,.1f} s holding the GIL)"
+    if "baseline" in item:
+        other = item["baseline"]
+        line += f"; {other['what']}, profiled alike: {other['samples']:,} samples ({other['samples'] / item['rate']:,.1f} s)"
+    lines += [line + ".", ""]
     threads = ", ".join(f"{name} {share:.0%}" for name, share in item["threads"])
     lines += [f"- threads: {threads}", ""]
     lines += ["| share | innermost oloproof frame | | share | innermost Prefect frame |", "|---|---|---|---|---|"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -44,3 +45,11 @@ def print_closing(scenario: str, figures: dict[str, Any], targets: list[dict[str
     sys.stdout.flush()
     if as_json:
         print(json.dumps({"scenario": scenario, "figures": figures, "targets": targets, "notes": notes}))
+
+
+def spy_prefix(output: Path, rate: int = 50) -> list[str]:
+    """``py-spy record`` of the thread holding the GIL, raw collapsed stacks to ``output``: the
+    command line that runs a child under it."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    return [spy, "record", "--rate", str(rate), "--format", "raw", "--output", str(output),
+            "--threads", "--nonblocking", "--gil", "--"]  # fmt: skip

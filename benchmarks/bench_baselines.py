@@ -52,7 +52,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from _report import load_engine
+from _report import load_engine, spy_prefix
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE_FILE = Path(__file__).resolve().with_name("bench_engine.py")
@@ -556,16 +556,19 @@ def scenario_startup(args: argparse.Namespace, workdir: Path) -> tuple[dict[str,
             times: dict[str, list[float]] = {"hello": [], "example": []}
             cpus: dict[str, list[float]] = {"hello": [], "example": []}
             rss: dict[str, float] = {"hello": 0.0, "example": 0.0}
+            spy = {name: spy_prefix(Path(f"{args.py_spy}-{mode}-{name}.txt")) if args.py_spy else []
+                   for name in ("hello", "example")}  # fmt: skip
             for i in range(args.repeat):
-                done = _timed([sys.executable, str(hello)], env, workdir, workdir / f"{mode}-hello-{i}", args.timeout)
+                done = _timed([*spy["hello"], sys.executable, str(hello)], env, workdir, workdir / f"{mode}-hello-{i}",
+                              args.timeout)  # fmt: skip
                 times["hello"].append(done["wall_s"])
                 cpus["hello"].append(done["cpu_s"])
                 rss["hello"] = max(rss["hello"], done["peak_rss_mb"])
                 copies += 1
                 copy = workdir / f"example-{copies:02d}"
                 shutil.copytree(example, copy, ignore=shutil.ignore_patterns(".oloproof", "__pycache__"))
-                done = _timed([*run_example, "run", str(copy)], env, workdir, workdir / f"{mode}-example-{i}",
-                              args.timeout)
+                done = _timed([*spy["example"], *run_example, "run", str(copy)], env, workdir,
+                              workdir / f"{mode}-example-{i}", args.timeout)
                 times["example"].append(done["wall_s"])
                 cpus["example"].append(done["cpu_s"])
                 rss["example"] = max(rss["example"], done["peak_rss_mb"])
@@ -667,6 +670,10 @@ def build_parser() -> argparse.ArgumentParser:
                          help="comma list of ephemeral and/or server (default: both)")
     startup.add_argument("--example", default=str(EXAMPLE), help="the project to run (default examples/support_rag)")
     startup.add_argument("--timeout", type=float, default=600.0, help="kill a process that takes longer (s, default 600)")
+    startup.add_argument("--py-spy", default=None, metavar="PREFIX",
+                         help="profile each hello and example process with `py-spy record --gil` (raw stacks to "
+                         "PREFIX-<mode>-hello.txt and PREFIX-<mode>-example.txt, the last repeat's); the timings "
+                         "are then not comparable")
     return parser
 
 

@@ -27,7 +27,6 @@ import json
 import os
 import platform
 import random
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,7 +36,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from _report import load_engine, print_closing
+from _report import load_engine, print_closing, spy_prefix
 
 HERE = Path(__file__).resolve().parent
 WALL_TARGET_S = 60.0
@@ -162,13 +161,6 @@ def targets(rows: int, ours: dict[str, Any], azure: dict[str, Any]) -> list[dict
         out.append({"name": "recorded_vs_azure", "target": f"faster than azure-ai-evaluation (not measured: {why})",
                     "measured": None, "ratio": None, "met": None})  # fmt: skip
     return out
-
-
-def spy_prefix(output: Path) -> list[str]:
-    """``py-spy record`` of the thread holding the GIL, raw collapsed stacks to ``output``."""
-    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
-    return [spy, "record", "--rate", "50", "--format", "raw", "--output", str(output),
-            "--threads", "--nonblocking", "--gil", "--"]  # fmt: skip
 
 
 def main() -> int:

@@ -58,7 +58,10 @@ def test_a_profile_shows_shares_of_every_sample(raw):
     assert "| 61.5% | `encode (oloproof/store/_tables.py)` | | 7.7% | `run_task_sync (prefect/task_engine.py)` |" in text
     assert "| 23.1% | `canonical_json (oloproof/_json.py)` | |  |  |" in text
     assert "| 7.7% | *(no oloproof or Prefect frame on the stack)* | | | |" in text
-    assert "A run: 13 samples (0.3 s holding the GIL)." in text
+    assert "A run, profiled: 13 samples (0.3 s holding the GIL)." in text
+    compared = "\n".join(_profiles.render([{"scenario": "startup", "targets": ["t"], "what": "A run", **shown,
+                                             "baseline": {"what": "a hello", "samples": 5}}]))  # fmt: skip
+    assert "A run, profiled: 13 samples (0.3 s holding the GIL); a hello, profiled alike: 5 samples (0.1 s)." in compared
 
 
 def _scenario(name, met, figures=None):
@@ -96,3 +99,26 @@ def test_the_store_query_s_parts_come_from_its_measured_run():
     missing = _profiles.profile(_scenario("store_query", False, {"phases_error": "phases not measured: x"}),
                                 quick=True, timeout=1)  # fmt: skip
     assert missing["error"] == "phases not measured: x"
+
+
+def test_a_latency_profile_shows_where_the_measured_flow_call_went():
+    latency = {"flow_engine_overhead_s": 1.0, "body_before_first_call_s": 0.25, "calls_window_s": 15.0,
+               "body_after_last_call_s": 0.75, "flow_s": 17.0, "ideal_s": 13.75}  # fmt: skip
+    scenario = {"name": "latency", "results": [{"latency": latency}, {"figures": {"wall_s": 14.0}}]}
+    timeline = _profiles._timeline(scenario)["timeline"]
+    assert [value for _, value in timeline] == [1.0, 0.25, 15.0, 0.75, 17.0, 14.0, 13.75]
+    text = "\n".join(_profiles.render([{"scenario": "latency", "targets": ["t"], "what": "A run", "samples": 0,
+                                         "rate": 50, "threads": [], "oloproof": [], "prefect": [], "leaves": [],
+                                         "neither": 1.0, "timeline": timeline}]))  # fmt: skip
+    assert "| Prefect's flow engine: the flow run's start and end | 1.00 |" in text
+    assert "| the bare asyncio loop, first call to last answer | 14.00 |" in text
+
+
+def test_a_rerun_profile_shows_the_warm_run_s_flow_call_against_the_cold_one():
+    rerun = {"warm_flow_engine_overhead_s": 1.0, "warm_body_after_last_call_s": 1.5, "warm_flow_s": 3.0,
+             "cold_flow_s": 17.0, "flow_s": 99.0}  # fmt: skip
+    timeline = _profiles._timeline({"name": "rerun", "results": [{"rerun": rerun}]})["timeline"]
+    assert timeline == [("Prefect's flow engine: the flow run's start and end", 1.0),
+                        ("after the last stage call (the last batches' judging and encoding, tables, report)", 1.5),
+                        ("**the flow call**", 3.0), ("the cold run's flow call", 17.0)]  # fmt: skip
+    assert _profiles._timeline({"name": "size", "results": [{}]}) == {}
