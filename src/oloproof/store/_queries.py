@@ -118,7 +118,7 @@ class Queries:
             raise StoreError(f"the query timeout must be a positive number of seconds, got {timeout!r}")
         _check_read_only(sql)
         views = views_named_in(sql)
-        # Views bound to each table's oldest file first (no other footer read before the
+        # Views bound to each table's first file first (no other footer read before the
         # statement): a store whose files all have every column never needs more. A
         # statement that fails on them runs again on views that union the files by name.
         opens = tuple(

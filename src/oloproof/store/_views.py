@@ -182,9 +182,10 @@ def build_connection(
         confined: Confine the connection to the store (see :func:`confine`) before
             any view reads a file.
         temp_directory: Where DuckDB may spill; see :func:`new_connection`.
-        by_first_file: Bind each table view to the columns of its oldest file when that
-            file has every column, so that no other footer is read before a statement
-            runs and DuckDB matches the other files' columns by name. A newer file
+        by_first_file: Bind each table view to the columns of its first file (run ids
+            sort by time: the oldest run's) when that file has every column, so that no
+            other footer is read before a statement runs and DuckDB matches the other
+            files' columns by name. A newer file
             missing a column the statement reads then fails it (never a silent NULL):
             the caller runs the statement again on views built without this.
 
@@ -342,7 +343,7 @@ def _create_table_view(
     cast: Callable[[str, str], str]
     listed = ", ".join(sql_string(f) for f in files)
     if files and by_first_file:
-        # Binding reads the oldest file's footer only; a column it lacks fails the bind.
+        # Binding reads the first file's footer only; a column it lacks fails the bind.
         select = ", ".join(
             f'CAST("{name}" AS {schema.storage_type(name)}) AS "{name}"' for name in schema.names
         )
