@@ -7,7 +7,7 @@ of the scale issue against them and writes ``benchmarks/RESULTS.md`` (the table,
 machine, the commit) and ``benchmarks/results.json``. A target not met is printed
 as not met, with the measured ratio; nothing here asserts a timing.
 
-    python benchmarks/run_all.py                         # everything (about 30 minutes on 2 cores)
+    python benchmarks/run_all.py                         # everything (about 20 minutes on 2 cores)
     python benchmarks/run_all.py --only metrics,store_query
     python benchmarks/run_all.py --quick --out /tmp/R.md --json-out /tmp/r.json   # tiny sizes: the harness works
 
