@@ -82,3 +82,17 @@ def test_a_run_plans_each_batch_of_each_stage_once(prefect_api: None, example_pr
     assert {stage for stage, _ in planned} == {"retrieve", "assemble", "generate", "judge"}
     assert len(planned) > 4  # more than one batch
     assert all(count == 1 for count in planned.values()), planned
+
+
+def test_a_stage_s_plan_of_a_batch_is_kept_by_stage_batch_and_repeat() -> None:
+    from oloproof.stages._batch import Batch
+
+    plans, planner, env = Plans(), Planner(), object()
+    batch = Batch(index=2, case_ids=("a", "b"), repeat=1)
+    made = plans.of_batch("judge", batch, (env, batch), planner, body=False)
+    # Another stage, or another repeat of the batch, is another plan.
+    assert plans.of_batch("generate", batch, (env, batch), planner, body=True) == [2]
+    other = batch.at(0)
+    assert plans.of_batch("judge", other, (env, other), planner, body=True) == [3]
+    assert plans.of_batch("judge", batch, (env, batch), planner, body=True) is made
+    assert planner.calls == 3 and len(plans) == 0

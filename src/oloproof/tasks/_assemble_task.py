@@ -81,10 +81,14 @@ class _Inputs(TypedDict):
 
 
 def _identities(inputs: _Inputs) -> list[tuple[str, str]]:
-    env, batch, retrievals = inputs["env"], inputs["batch"], inputs["retrievals"]
-    items = env.plans.make(("assemble", batch.index, batch.repeat), (env, batch, retrievals),
-                           lambda: assembly_items(env, batch, retrievals))  # fmt: skip
+    items = _planned(inputs["env"], inputs["batch"], inputs["retrievals"], body=False)
     return [(item.case_id, item.key) for item in items]
+
+
+def _planned(env: RunEnvironment, batch: Batch, retrievals: dict[str, Outcome], *, body: bool) -> list[WorkItem]:
+    """The batch's work items, planned once for its cache key and its body (see `Plans`)."""
+    return env.plans.of_batch("assemble", batch, (env, batch, retrievals),
+                              lambda: assembly_items(env, batch, retrievals), body=body)  # fmt: skip
 
 
 @task(**stage_task_options("assemble", _identities))
@@ -92,9 +96,7 @@ def assemble_contexts(
     env: RunEnvironment, batch: Batch, retrievals: dict[str, Outcome]
 ) -> dict[str, Outcome]:
     """Assemble each successfully retrieved case; failed retrievals pass through."""
-    items = env.plans.take(("assemble", batch.index, batch.repeat), (env, batch, retrievals),
-                           lambda: assembly_items(env, batch, retrievals))  # fmt: skip
-    done = run_cached(env, "assemble", items)
+    done = run_cached(env, "assemble", _planned(env, batch, retrievals, body=True))
     return {
         case_id: done.get(case_id) or passthrough(retrievals.get(case_id))
         for case_id in batch.case_ids

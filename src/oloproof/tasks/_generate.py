@@ -95,10 +95,14 @@ def _identities(inputs: _Inputs) -> list[tuple[str, str]] | None:
     env = inputs["env"]
     if env.request.bypass_generation_cache:
         return None
-    batch, assemblies = inputs["batch"], inputs["assemblies"]
-    items = env.plans.make(("generate", batch.index, batch.repeat), (env, batch, assemblies),
-                           lambda: generation_items(env, batch, assemblies))  # fmt: skip
+    items = _planned(env, inputs["batch"], inputs["assemblies"], body=False)
     return [(item.case_id, item.key) for item in items]
+
+
+def _planned(env: RunEnvironment, batch: Batch, assemblies: dict[str, Outcome] | None, *, body: bool) -> list[WorkItem]:
+    """The batch's work items, planned once for its cache key and its body (see `Plans`)."""
+    return env.plans.of_batch("generate", batch, (env, batch, assemblies),
+                              lambda: generation_items(env, batch, assemblies), body=body)  # fmt: skip
 
 
 @task(**stage_task_options("generate", _identities))
@@ -106,8 +110,7 @@ def generate_outputs(
     env: RunEnvironment, batch: Batch, assemblies: dict[str, Outcome] | None = None
 ) -> dict[str, Outcome]:
     """Generate each ready case of the batch; earlier failures pass through."""
-    items = env.plans.take(("generate", batch.index, batch.repeat), (env, batch, assemblies),
-                           lambda: generation_items(env, batch, assemblies))  # fmt: skip
+    items = _planned(env, batch, assemblies, body=True)
     done = run_cached(env, "generate", items, use_cache=not env.request.bypass_generation_cache)
     return {
         case_id: done.get(case_id)

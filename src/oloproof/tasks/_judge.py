@@ -114,9 +114,7 @@ def _planned(env: RunEnvironment, batch: Batch | None, results: dict[str, CaseRe
     """The batch's plan: made for the cache key and kept, then taken by the body."""
     if batch is None:
         return _plan(env, results)
-    key, inputs = ("judge", batch.index, batch.repeat), (env, batch, results)
-    keep = env.plans.take if body else env.plans.make
-    return keep(key, inputs, lambda: _plan(env, results))
+    return env.plans.of_batch("judge", batch, (env, batch, results), lambda: _plan(env, results), body=body)
 
 
 def _flies(evaluator: Evaluator, item: WorkItem) -> bool:

@@ -14,7 +14,10 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from oloproof.stages._batch import Batch
 
 __all__ = ["Plans"]
 
@@ -50,6 +53,14 @@ class Plans:
             made: T = kept[1]
             return made
         return plan()
+
+    def of_batch(
+        self, stage: str, batch: Batch, inputs: tuple[Any, ...], plan: Callable[[], T], *, body: bool
+    ) -> T:
+        """A stage's plan of ``batch`` from ``inputs``: made and kept for the cache key
+        (``body=False``), taken by the task's body (``body=True``)."""
+        keep = self.take if body else self.make
+        return keep((stage, batch.index, batch.repeat), inputs, plan)
 
     def __len__(self) -> int:
         return len(self._plans)

@@ -111,13 +111,15 @@ def _identities(inputs: _Inputs) -> list[tuple[str, str]] | None:
     env = inputs["env"]
     if env.recorded is not None:
         return None  # a replay is cheap and must reflect the re-ranker as it is now
-    batch = inputs["batch"]
-    items = env.plans.make(("retrieve", batch.index, batch.repeat), (env, batch), lambda: retrieval_items(env, batch))
-    return [(item.case_id, item.key) for item in items]
+    return [(item.case_id, item.key) for item in _planned(env, inputs["batch"], body=False)]
+
+
+def _planned(env: RunEnvironment, batch: Batch, *, body: bool) -> list[WorkItem]:
+    """The batch's work items, planned once for its cache key and its body (see `Plans`)."""
+    return env.plans.of_batch("retrieve", batch, (env, batch), lambda: retrieval_items(env, batch), body=body)
 
 
 @task(**stage_task_options("retrieve", _identities))
 def retrieve_passages(env: RunEnvironment, batch: Batch) -> dict[str, Outcome]:
     """Retrieve each case of the batch, reusing records under the same identity."""
-    items = env.plans.take(("retrieve", batch.index, batch.repeat), (env, batch), lambda: retrieval_items(env, batch))
-    return run_cached(env, "retrieve", items, use_cache=env.recorded is None)
+    return run_cached(env, "retrieve", _planned(env, batch, body=True), use_cache=env.recorded is None)
