@@ -483,25 +483,19 @@ class DocumentRetrieval(Evaluator[DocumentRetrievalFields]):
         Raises:
             StatsError: If any case's labels are invalid; `judge` then tells which.
         """
-        verdicts: list[Verdict | None] = [None] * len(fields)
-        ranked: list[RankedDocuments] = []
-        valid: list[int] = []
-        for index, one in enumerate(fields):
-            if "invalid" in one:
-                verdicts[index] = Verdict.error(one["invalid"])
-            else:
-                ranked.append(_ranked(one))
-                valid.append(index)
+        valid = [index for index, one in enumerate(fields) if "invalid" not in one]
+        ranked = [_ranked(fields[index]) for index in valid]
         options = self.options
         batch = document_retrieval_batch(
             ranked, k=options.k, ground_truth_label_min=options.ground_truth_label_min,
             ground_truth_label_max=options.ground_truth_label_max,
         )  # fmt: skip
         columns = {metric: array.tolist() for metric, array in batch.items()}
-        for position, index in enumerate(valid):
-            values = {metric: column[position] for metric, column in columns.items()}
-            verdicts[index] = self._verdict(ranked[position], values)
-        return [verdict for verdict in verdicts if verdict is not None]
+        scored = {
+            index: self._verdict(ranked[position], {metric: column[position] for metric, column in columns.items()})
+            for position, index in enumerate(valid)
+        }
+        return [scored[index] if index in scored else Verdict.error(one["invalid"]) for index, one in enumerate(fields)]
 
     def _verdict(self, ranked: RankedDocuments, values: dict[str, float]) -> Verdict:
         k = self.options.k
