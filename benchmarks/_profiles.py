@@ -159,10 +159,9 @@ def _timeline(scenario: dict[str, Any]) -> dict[str, Any]:
 
 def summary_of(raw: Path) -> dict[str, Any]:
     """The shares a profile shows: threads, the innermost oloproof and Prefect frames, leaves."""
-    every = summarize(raw)
-    total = every.total or 1
     # Per sample the frame nearest the leaf that is oloproof's or Prefect's: whose work it is.
-    ours = summarize(raw, match=(_OURS, _PREFECT)).innermost
+    every = summarize(raw, match=(_OURS, _PREFECT))
+    total, ours = every.total or 1, every.innermost
 
     def shares(counter: Any, top: int) -> list[tuple[str, float]]:
         return [(name, count / total) for name, count in counter.most_common(top)]
