@@ -28,7 +28,7 @@ import duckdb
 from oloproof._exceptions import StoreError
 from oloproof._json import canonical_json
 from oloproof.records import StoredObject, stored_run_kind
-from oloproof.store._duckdb import new_connection, sql_string
+from oloproof.store._duckdb import new_connection, sql_ident, sql_string
 from oloproof.store._errors import one_line
 from oloproof.store._inside import list_entries, read_inside
 from oloproof.store._layout import (
@@ -340,18 +340,17 @@ def _create_manifest_view(
 def _create_table_view(
     con: duckdb.DuckDBPyConnection, schema: TableSchema, files: list[str], *, by_first_file: bool
 ) -> None:
-    cast: Callable[[str, str], str]
     listed = ", ".join(sql_string(f) for f in files)
     if files and by_first_file:
         # Binding reads the first file's footer only; a column it lacks fails the bind.
-        select = ", ".join(
-            f'CAST("{name}" AS {schema.storage_type(name)}) AS "{name}"' for name in schema.names
-        )
         try:
-            con.execute(f"CREATE VIEW {schema.name} AS SELECT {select} FROM read_parquet([{listed}])")
+            con.execute(f"CREATE VIEW {schema.name} AS SELECT {_columns(schema, schema.names)}"
+                        f" FROM read_parquet([{listed}])")  # fmt: skip
             return
         except duckdb.BinderException:
             pass
+    present: Collection[str] = ()
+    source = " WHERE false"
     if files:
         source = f" FROM read_parquet([{listed}], union_by_name=true)"
         # A column added since some runs were written is NULL in theirs, and absent
@@ -361,17 +360,12 @@ def _create_table_view(
         present = {row[0] for row in con.execute(f"DESCRIBE SELECT *{newest}").fetchall()}
         if not present.issuperset(schema.names):
             present = {row[0] for row in con.execute(f"DESCRIBE SELECT *{source}").fetchall()}
+    con.execute(f"CREATE VIEW {schema.name} AS SELECT {_columns(schema, present)}{source}")
 
-        def cast(name: str, kind: str) -> str:
-            if name not in present:
-                return f'CAST(NULL AS {kind}) AS "{name}"'
-            return f'CAST("{name}" AS {kind}) AS "{name}"'
 
-    else:
-        source = " WHERE false"
-
-        def cast(name: str, kind: str) -> str:
-            return f'CAST(NULL AS {kind}) AS "{name}"'
-
-    select = ", ".join(cast(name, schema.storage_type(name)) for name in schema.names)
-    con.execute(f"CREATE VIEW {schema.name} AS SELECT {select}{source}")
+def _columns(schema: TableSchema, present: Collection[str]) -> str:
+    """The view's select list: each column of ``schema`` at its storage type, NULL where absent."""
+    return ", ".join(
+        f'CAST({sql_ident(name) if name in present else "NULL"} AS {schema.storage_type(name)}) AS {sql_ident(name)}'
+        for name in schema.names
+    )
