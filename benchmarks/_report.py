@@ -47,9 +47,14 @@ def print_closing(scenario: str, figures: dict[str, Any], targets: list[dict[str
         print(json.dumps({"scenario": scenario, "figures": figures, "targets": targets, "notes": notes}))
 
 
-def spy_prefix(output: Path, rate: int = 50) -> list[str]:
-    """``py-spy record`` of the thread holding the GIL, raw collapsed stacks to ``output``: the
-    command line that runs a child under it."""
+def spy_format(output: Path) -> str:
+    """py-spy's output format for a file name: ``.svg`` a flamegraph, ``.json`` speedscope, else raw stacks."""
+    return {".svg": "flamegraph", ".json": "speedscope"}.get(output.suffix, "raw")
+
+
+def spy_prefix(output: Path, *, rate: int = 50, gil: bool = True) -> list[str]:
+    """The command line that runs a child under ``py-spy record`` (every thread; with ``gil``,
+    only the one holding the GIL), writing to ``output`` in the format its name asks for."""
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
-    return [spy, "record", "--rate", str(rate), "--format", "raw", "--output", str(output),
-            "--threads", "--nonblocking", "--gil", "--"]  # fmt: skip
+    return [spy, "record", "--rate", str(rate), "--format", spy_format(output), "--output", str(output),
+            "--threads", "--nonblocking", *(["--gil"] if gil else []), "--"]  # fmt: skip

@@ -54,6 +54,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+# This folder is on sys.path: the scripts run as files.
+from _report import spy_format, spy_prefix
+
 CHILD_FLAG = "__child__"
 TIMINGS_ENV = "OLOPROOF_BENCH_TIMINGS"
 PRELOAD_ENV = "OLOPROOF_BENCH_PRELOAD"
@@ -481,14 +484,10 @@ class Bench:
         return figures
 
     def py_spy_prefix(self, label: str) -> list[str]:
-        spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
         target = Path(self.args.py_spy)
         target = target.with_name(f"{target.stem}-{label}{target.suffix or '.txt'}")
-        fmt = {".svg": "flamegraph", ".json": "speedscope"}.get(target.suffix, "raw")
-        _log(f"py-spy ({fmt}) -> {target}")
-        extra = ["--gil"] if self.args.py_spy_gil else []
-        return [spy, "record", "--rate", str(self.args.py_spy_rate), "--format", fmt,
-                "--output", str(target), "--threads", "--nonblocking", *extra, "--"]
+        _log(f"py-spy ({spy_format(target)}) -> {target}")
+        return spy_prefix(target, rate=self.args.py_spy_rate, gil=self.args.py_spy_gil)
 
     def figures(
         self, command_s: float, begin_epoch: float, usage: Any, timings: Path, out: Path, sampler: _RssSampler
