@@ -132,16 +132,17 @@ def test_the_temporary_servers_output_goes_to_its_log_not_the_terminal(tmp_path)
     assert (tmp_path / "home" / ".prefect" / "oloproof-temporary-server.log").is_file()
 
 
-def _children(pid: int) -> list[int]:
-    found = []
+def _children(pid: int) -> dict[int, bytes]:
+    """The live children of ``pid`` with their command lines; one that exits while read is none."""
+    found = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[1]) == pid:
+                    found[int(entry.name)] = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if int(fields[1]) == pid:
-                found.append(int(entry.name))
     return found
 
 
@@ -170,8 +171,7 @@ def test_a_killed_run_takes_its_temporary_server_with_it(tmp_path):
         while not servers:
             assert run.poll() is None, "the run ended before its server started"
             assert time.monotonic() < deadline, "no temporary server was started"
-            servers = [pid for pid in _children(run.pid)
-                       if b"prefect.server.api.server" in Path(f"/proc/{pid}/cmdline").read_bytes()]  # fmt: skip
+            servers = [pid for pid, cmdline in _children(run.pid).items() if b"prefect.server.api.server" in cmdline]
             time.sleep(0.2)
         run.send_signal(signal.SIGKILL)  # as a CI timeout or the OOM killer would
         run.wait()
