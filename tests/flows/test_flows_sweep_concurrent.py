@@ -1,8 +1,10 @@
-"""Settings run at once: one limiter over all of them, and equal calls made once."""
+"""Settings run at once: one limiter over all of them, equal calls made once, equal batches recorded once."""
 
 from __future__ import annotations
 
 import json
+import threading
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -73,3 +75,62 @@ def test_settings_run_at_once_within_max_concurrency_and_share_equal_calls(prefe
         assert manifest["sweep"]["setting"] == entry["label"]  # each setting's run ran its own settings
         rows = store.read_table(run_table(entry["run_id"], "cases"))
         assert [row["error"] for row in rows] == [None] * cases  # the first case got past the barrier
+
+
+@pytest.mark.slow
+def test_settings_computing_one_batch_at_once_record_it_once_and_never_read_it_half_written(
+    prefect_api, tmp_path, monkeypatch
+):
+    # Prefect writes a local record in place. Each write of a batch the settings share
+    # pauses halfway until some read of that record comes (or a few seconds pass):
+    # a setting that looked the batch up while another was recording it would be seen.
+    from prefect.filesystems import LocalFileSystem
+
+    shared = ("oloproof-retrieve-", "oloproof-assemble-")
+    writes: Counter[str] = Counter()
+    writing: set[str] = set()
+    read_while_written: list[str] = []
+    seen = threading.Condition()
+    read_path = LocalFileSystem.read_path
+
+    def write_in_two_halves(self: LocalFileSystem, path: str, content: bytes, **_: object) -> str:
+        full = Path(self._resolve_path(path))
+        full.parent.mkdir(parents=True, exist_ok=True)
+        with seen:
+            writes[full.name] += 1
+            writing.add(full.name)
+        try:
+            with full.open("wb") as file:
+                file.write(content[: len(content) // 2])
+                file.flush()
+                with seen:
+                    seen.wait_for(lambda: not full.name.startswith(shared) or full.name in read_while_written, 2)
+                file.write(content[len(content) // 2 :])
+        finally:
+            with seen:
+                writing.discard(full.name)
+        return str(full)
+
+    def watched_read(self: LocalFileSystem, path: str, **options: object) -> bytes:
+        name = Path(self._resolve_path(path)).name
+        with seen:
+            if name in writing:
+                read_while_written.append(name)
+                seen.notify_all()
+        return read_path(self, path, **options)
+
+    monkeypatch.setattr(LocalFileSystem, "write_path", write_in_two_halves)
+    monkeypatch.setattr(LocalFileSystem, "read_path", watched_read)
+    project = copy_project(PARAMS, tmp_path / "params_rag")
+    cases = len((project / "cases.jsonl").read_text(encoding="utf-8").splitlines())
+
+    result = sweep(project=str(project), grids=["system.rag.generator.prompt_version=p2,p3"],
+                   objective="answer_correct", parallel=3)  # fmt: skip
+
+    store = ResultsStore(str(project / ".oloproof" / "results"))
+    for entry in result["settings"]:
+        rows = store.read_table(run_table(entry["run_id"], "cases"))
+        assert [row["error"] for row in rows] == [None] * cases
+    assert read_while_written == []
+    recorded = [name for name in writes if name.startswith(shared)]
+    assert recorded and all(writes[name] == 1 for name in recorded)  # each equal batch recorded once

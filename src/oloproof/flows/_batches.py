@@ -20,7 +20,7 @@ from prefect.futures import PrefectFuture
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import opaque, quote
 
-from oloproof.flows._storage import prefect_result_storage
+from oloproof.flows._storage import prefect_batch_locks, prefect_result_storage
 from oloproof.stages._batch import MAX_BATCH
 from oloproof.tasks import (
     Batch,
@@ -50,9 +50,15 @@ StageTasks = dict[str, Task[..., Any]]
 
 
 def _stage_tasks(env: RunEnvironment) -> StageTasks:
+    """The stage tasks writing to the store's Prefect records, one writer per batch key
+    at a time (so runs computing a batch at once never read a record being rewritten)."""
     storage = prefect_result_storage(env.store, env.project.config.storage_options)
+    locks = prefect_batch_locks(storage)
     return {
-        task.name: task.with_options(result_storage=storage)
+        task.name: task.with_options(
+            result_storage=storage,
+            cache_policy=task.cache_policy.configure(lock_manager=locks, isolation_level="SERIALIZABLE"),
+        )
         for task in (retrieve_passages, assemble_contexts, generate_outputs, judge_cases)
     }
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
+from oloproof.flows._locks import KeyLocks
 from oloproof.store import PREFECT_DIR, ResultsStore
 
-__all__ = ["prefect_result_storage"]
+__all__ = ["prefect_batch_locks", "prefect_result_storage"]
 
 
 def prefect_result_storage(store: ResultsStore, storage_options: dict[str, Any] | None = None) -> Any:
@@ -20,3 +22,18 @@ def prefect_result_storage(store: ResultsStore, storage_options: dict[str, Any] 
     from oloproof.flows._remote import remote_result_storage
 
     return remote_result_storage(store, storage_options or {})
+
+
+def prefect_batch_locks(storage: Any) -> KeyLocks:
+    """The locks of the batch records kept in ``storage`` (see `KeyLocks`).
+
+    A local folder keeps its locks beside its records, so every run on this machine
+    that writes there shares them. An object store replaces an object whole, so its
+    locks only spare equal work: they live under Prefect's home, one folder per store.
+    """
+    if isinstance(storage, Path):
+        return KeyLocks(storage / ".locks")
+    from prefect.settings import PREFECT_HOME
+
+    digest = hashlib.sha256(str(storage.basepath).encode()).hexdigest()[:20]
+    return KeyLocks(Path(PREFECT_HOME.value()) / "oloproof-locks" / digest)
