@@ -4,7 +4,8 @@ On a local store and on an S3 store (the moto server), both runs exit 0 and are
 complete, each with all of its own per-case records; their outputs and metrics
 agree; the stage records they both wrote are whole (every record under ``cache/``
 and ``prefect/`` parses, one per identity), and a third run afterwards is served
-every stage from them.
+every stage from them. On the local store each batch is computed by one of the
+two and replayed by the other (they share its lock); on S3 both compute at once.
 
 Each ``oloproof`` process is a fresh machine (its own ``PREFECT_HOME``) reporting to
 the session's real Prefect server.
@@ -58,24 +59,28 @@ from oloproof import Passage, Retrieval, rag_system
 DELAY = 0.15
 
 
-def _rendezvous():
-    # With $TWIN_RAG_RENDEZVOUS set, no call returns before two processes have made
-    # one: the runs then overlap, however far apart they started.
+def _rendezvous(at):
+    # With $TWIN_RAG_RENDEZVOUS set and $TWIN_RAG_MEET naming this point ("start": the
+    # system is made; "call": a retrieval), neither process passes it before both have
+    # reached it: the runs then overlap, however far apart they started.
     folder = os.environ.get("TWIN_RAG_RENDEZVOUS")
-    if not folder:
+    if not folder or os.environ.get("TWIN_RAG_MEET") != at:
         return
     (Path(folder) / str(os.getpid())).touch()
     deadline = time.monotonic() + 120
     while len(os.listdir(folder)) < 2:
         if time.monotonic() > deadline:
-            raise TimeoutError("the other run made no call within 120 s")
+            raise TimeoutError(f"the other run did not reach its {at} within 120 s")
         time.sleep(0.01)
 
 
 @rag_system(name="twin-rag", version="twin-1", depth=3, top_k=2, token_budget=1000, index_version="twin-kb-1")
 class TwinRag:
+    def __init__(self):
+        _rendezvous("start")
+
     def retrieve(self, input, depth):
-        _rendezvous()
+        _rendezvous("call")
         time.sleep(DELAY)
         n = input["n"]
         ids = [f"t{n:02d}-filler{i}" for i in range(depth)]
@@ -245,7 +250,11 @@ def test_two_runs_at_once_on_one_store(store_url, machine, olo, tmp_path):
 
     rendezvous = tmp_path / "rendezvous"
     rendezvous.mkdir()
-    envs = [machine(TWIN_RAG_RENDEZVOUS=str(rendezvous)) for _ in range(2)]
+    # On one machine's local store the runs take each batch's lock in turn, so they
+    # meet as they start (meeting at a call would wait on a lock the other holds); on
+    # S3, each process a machine of its own, they meet at their first retrievals.
+    meet = "start" if store.fs is None else "call"
+    envs = [machine(TWIN_RAG_RENDEZVOUS=str(rendezvous), TWIN_RAG_MEET=meet) for _ in range(2)]
     first, second = _run_together(project, url, envs, tmp_path)
     ids = {first["run_id"], second["run_id"]}
     assert len(ids) == 2
@@ -254,8 +263,13 @@ def test_two_runs_at_once_on_one_store(store_url, machine, olo, tmp_path):
         cache = report["cache"]
         assert cache["execution"]["hit"] + cache["execution"]["miss"] == CASES, cache
         assert cache["judgment"]["hit"] + cache["judgment"]["miss"] == CASES * len(CRITERIA), cache
+    misses = {stage: first["cache"][stage]["miss"] + second["cache"][stage]["miss"] for stage in ("retrieve", "generate")}
+    if meet == "start":
+        # Each batch was computed by one run and replayed by the other: one miss a case between them.
+        assert misses == {"retrieve": CASES, "generate": CASES}, (first["cache"], second["cache"])
+    else:
         # Neither found the other's records before its first call: both computed.
-        assert cache["retrieve"]["miss"] > 0, cache
+        assert first["cache"]["retrieve"]["miss"] > 0 and second["cache"]["retrieve"]["miss"] > 0
 
     # Both are complete, each with all of its own rows.
     listed = olo("runs", "--results", url, "--json", env=reader, timeout=120)
