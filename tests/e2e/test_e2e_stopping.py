@@ -211,3 +211,45 @@ def test_a_signal_stops_the_run_cleanly_and_the_next_run_resumes(tmp_path, machi
     assert cache["execution"]["hit"] + cache["generate"]["hit"] == durable, cache
     assert cache["generate"]["miss"] == len(modes) - durable, cache
     assert [run["run_id"] for run in _complete_runs(olo, env, project)] == [report["run_id"]]
+
+
+def _open_in(pid: int, folder: Path) -> bool:
+    """Whether process ``pid`` has a file under ``folder`` open."""
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith(f"{folder}/"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def test_a_run_waiting_for_another_runs_batch_stops_on_a_signal(tmp_path, machine, olo):
+    # The first run holds its generation batch's lock in a call that takes an hour;
+    # the second, on the same store, waits for that lock (its lock file open) and
+    # must still stop at once on SIGTERM.
+    project = _project(tmp_path / "p", ["hang"] * 4, generate_timeout=None)
+    locks = project / ".oloproof" / "results" / "prefect" / ".locks"
+    env = machine()
+    runs = [subprocess.Popen([*_CLI, "run", str(project), "--json"], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)]  # fmt: skip
+    try:
+        deadline = time.monotonic() + _LIMIT
+        while _stage_records(project / ".oloproof" / "results", "retrieve") < 4:
+            assert runs[0].poll() is None and time.monotonic() < deadline, "the first run never retrieved"
+            time.sleep(0.05)
+        runs.append(subprocess.Popen([*_CLI, "run", str(project), "--json"], env=env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, start_new_session=True))  # fmt: skip
+        while not _open_in(runs[1].pid, locks):
+            assert runs[1].poll() is None, runs[1].communicate()[1][-2000:]
+            assert time.monotonic() < deadline, "the second run never waited for a lock"
+            time.sleep(0.05)
+        runs[1].send_signal(signal.SIGTERM)
+        _, err = runs[1].communicate(timeout=_LIMIT)
+        assert runs[1].returncode == 143, err[-2000:]
+        assert err.strip().splitlines()[-1].startswith("oloproof: ")
+    finally:
+        for process in runs:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()

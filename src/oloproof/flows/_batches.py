@@ -51,9 +51,10 @@ StageTasks = dict[str, Task[..., Any]]
 
 def _stage_tasks(env: RunEnvironment) -> StageTasks:
     """The stage tasks writing to the store's Prefect records, one writer per batch key
-    at a time (so runs computing a batch at once never read a record being rewritten)."""
+    at a time (so runs computing a batch at once never read a record being rewritten);
+    a task waiting for a batch's lock stops with the run."""
     storage = prefect_result_storage(env.store, env.project.config.storage_options)
-    locks = prefect_batch_locks(storage)
+    locks = prefect_batch_locks(storage, stopped=lambda: env.executor.closed)
     return {
         task.name: task.with_options(
             result_storage=storage,

@@ -10,44 +10,72 @@ records the batch, the others wait and then replay it.
 The locks are ``flock`` locks on one file per key. The kernel drops them when
 their holder's process ends, so a killed run never leaves a lock behind for its
 resume to wait on; the holder removes the file before unlocking it, and an
-acquirer that finds its locked file removed tries again.
+acquirer that finds its locked file removed tries again. A wait stops when the
+waiting run is stopped (Ctrl-C, SIGTERM, a failing setting of its sweep).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import hashlib
+import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from oloproof._exceptions import RunStoppedError
+
 __all__ = ["KeyLocks"]
 
-_POLL_SECONDS = 0.05
-"""How often a wait with a timeout tries the lock again."""
+_POLL_SECONDS = 0.02
+"""How often a waiter tries a held lock again (and looks whether its run was stopped)."""
+
+_FILE_MODE = 0o666
+"""Lock files as Prefect's own records are made (less the umask): a store that a
+group shares stays lockable by all of it."""
 
 
 class KeyLocks:
     """Prefect's ``LockManager`` over ``flock`` files in one directory.
 
     Locks exclude each other across threads (each acquire opens its own file
-    description) and across processes on this machine. Pickles as its
-    directory alone, so it travels with a task to a Dask worker.
+    description) and across processes on this machine. A directory that cannot
+    hold lock files (say a file stands in its place) leaves the records unlocked,
+    as they were before locks, and says so once in the run's log.
+
+    Pickles as its directory alone, so it travels with a task to a Dask worker,
+    whose waits end with the worker.
     """
 
-    def __init__(self, directory: Path) -> None:
+    directory: Path
+    _stopped: Callable[[], bool] | None
+    _held: dict[str, tuple[str, int | None]]
+    _guard: threading.Lock
+    _warned: bool
+
+    def __init__(self, directory: Path, stopped: Callable[[], bool] | None = None) -> None:
+        """Locks in ``directory``; a wait raises `RunStoppedError` once ``stopped()`` is true."""
         self.directory = directory
-        self._held: dict[str, tuple[str, int]] = {}
+        self._stopped = stopped
+        self._fresh()
+
+    def _fresh(self) -> None:
+        self._held = {}
         self._guard = threading.Lock()
+        self._warned = False
 
     def __getstate__(self) -> dict[str, Any]:
         return {"directory": self.directory}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["directory"])  # type: ignore[misc]
+        self.directory = state["directory"]
+        self._stopped = None
+        self._fresh()
 
     def __repr__(self) -> str:
         return f"KeyLocks({str(self.directory)!r})"
@@ -63,21 +91,26 @@ class KeyLocks:
 
         ``hold_timeout`` is not supported: a lock lasts until released or until
         its process ends, which is what frees a crashed run's locks.
+
+        Raises:
+            RunStoppedError: The run waiting for the lock was stopped.
         """
         if self.is_lock_holder(key, holder):
             return True
-        path = self.path_for(key)
-        self.directory.mkdir(parents=True, exist_ok=True)
         deadline = None if acquire_timeout is None else time.monotonic() + acquire_timeout
         while True:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-            if not _flock(fd, fcntl.LOCK_EX, deadline):
+            fd = self._open_for_lock(key)
+            if fd is None:  # no lock file can be made: unlocked, as said in the log
+                return self._hold(key, holder, None)
+            try:
+                if not self._flock(fd, fcntl.LOCK_EX, deadline, key):
+                    os.close(fd)
+                    return False
+            except BaseException:
                 os.close(fd)
-                return False
-            if _is_current(fd, path):
-                with self._guard:
-                    self._held[key] = (holder, fd)
-                return True
+                raise
+            if _is_current(fd, self.path_for(key)):
+                return self._hold(key, holder, fd)
             os.close(fd)  # its holder removed it while we waited: lock the new file
 
     async def aacquire_lock(
@@ -97,15 +130,17 @@ class KeyLocks:
             if held is None or held[0] != holder:
                 raise ValueError(f"No lock held by {holder} on {key}")
             del self._held[key]
-        # Removed before unlocking, so a waiter that then gets the old file sees it is gone.
-        self.path_for(key).unlink(missing_ok=True)
-        os.close(held[1])
+        if held[1] is not None:
+            # Removed before unlocking, so a waiter that then gets the old file sees it is
+            # gone (a file this user may not remove stays: its waiters find it current).
+            with contextlib.suppress(OSError):
+                self.path_for(key).unlink()
+            os.close(held[1])
 
     def is_locked(self, key: str) -> bool:
         """Whether anyone (this process included) holds ``key``'s lock."""
-        try:
-            fd = os.open(self.path_for(key), os.O_RDONLY)
-        except FileNotFoundError:
+        fd = self._open_existing(key)
+        if fd is None:
             return False
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
@@ -122,13 +157,16 @@ class KeyLocks:
         return held is not None and held[0] == holder
 
     def wait_for_lock(self, key: str, timeout: float | None = None) -> bool:
-        """Wait until ``key`` is not locked; False when ``timeout`` passes first."""
-        try:
-            fd = os.open(self.path_for(key), os.O_RDONLY)
-        except FileNotFoundError:
+        """Wait until ``key`` is not locked; False when ``timeout`` passes first.
+
+        Raises:
+            RunStoppedError: The run waiting for the lock was stopped.
+        """
+        fd = self._open_existing(key)
+        if fd is None:
             return True
         try:
-            return _flock(fd, fcntl.LOCK_SH, None if timeout is None else time.monotonic() + timeout)
+            return self._flock(fd, fcntl.LOCK_SH, None if timeout is None else time.monotonic() + timeout, key)
         finally:
             os.close(fd)
 
@@ -136,25 +174,83 @@ class KeyLocks:
         """`wait_for_lock` off the event loop."""
         return await asyncio.to_thread(self.wait_for_lock, key, timeout)
 
-
-def _flock(fd: int, operation: int, deadline: float | None) -> bool:
-    """``flock(fd, operation)``, blocking until ``deadline`` (None: for as long as it takes)."""
-    if deadline is None:
-        fcntl.flock(fd, operation)
+    def _hold(self, key: str, holder: str, fd: int | None) -> bool:
+        with self._guard:
+            self._held[key] = (holder, fd)
         return True
-    while True:
+
+    def _open_for_lock(self, key: str) -> int | None:
+        """A descriptor of ``key``'s lock file, made if missing; None where none can be made."""
+        path = self.path_for(key)
         try:
-            fcntl.flock(fd, operation | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            return os.open(path, os.O_RDWR | os.O_CREAT, _FILE_MODE)
+        except PermissionError:
+            # Another user's file (flock needs only a read descriptor), or a folder not ours.
+            opened = self._open_existing(key)
+            if opened is None:
+                self._warn(f"cannot make {path}")
+            return opened
+        except OSError as error:
+            self._warn(f"{type(error).__name__}: {error}")
+            return None
+
+    def _open_existing(self, key: str) -> int | None:
+        """A read descriptor of ``key``'s lock file; None when there is none (or it cannot be read)."""
+        try:
+            return os.open(self.path_for(key), os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            self._warn(f"{type(error).__name__}: {error}")
+            return None
+
+    def _flock(self, fd: int, operation: int, deadline: float | None, key: str) -> bool:
+        """``flock(fd, operation)``, tried until ``deadline`` (None: for as long as it takes).
+
+        Raises:
+            RunStoppedError: The run was stopped meanwhile.
+        """
+        waited = False
+        while True:
+            try:
+                fcntl.flock(fd, operation | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                pass
+            if self._stopped is not None and self._stopped():
+                raise RunStoppedError("the run was stopped")
+            if deadline is not None and time.monotonic() >= deadline:
                 return False
+            if not waited:
+                waited = True
+                _logger().info("Waiting for batch %s: another run or setting is computing it", key)
             time.sleep(_POLL_SECONDS)
+
+    def _warn(self, reason: str) -> None:
+        with self._guard:
+            if self._warned:
+                return
+            self._warned = True
+        _logger().warning("Batch records in %s are not locked (%s): runs computing a batch at once may each "
+                          "compute it", self.directory, reason)  # fmt: skip
+
+
+def _logger() -> logging.Logger | logging.LoggerAdapter[logging.Logger]:
+    """The current Prefect run's logger (its lines reach the run's logs), else Oloproof's."""
+    from prefect.exceptions import MissingContextError
+    from prefect.logging import get_run_logger
+
+    try:
+        return get_run_logger()
+    except MissingContextError:
+        return logging.getLogger("oloproof")
 
 
 def _is_current(fd: int, path: Path) -> bool:
     """Whether ``fd`` is still the file at ``path`` (not removed by its last holder)."""
     try:
-        return os.fstat(fd).st_ino == os.stat(path).st_ino
+        held, there = os.fstat(fd), os.stat(path)
     except FileNotFoundError:
         return False
+    return (held.st_dev, held.st_ino) == (there.st_dev, there.st_ino)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,16 +25,17 @@ def prefect_result_storage(store: ResultsStore, storage_options: dict[str, Any] 
     return remote_result_storage(store, storage_options or {})
 
 
-def prefect_batch_locks(storage: Any) -> KeyLocks:
-    """The locks of the batch records kept in ``storage`` (see `KeyLocks`).
+def prefect_batch_locks(storage: Any, stopped: Callable[[], bool] | None = None) -> KeyLocks:
+    """The locks of the batch records kept in ``storage`` (see `KeyLocks`); a wait for
+    one ends once ``stopped()`` is true.
 
     A local folder keeps its locks beside its records, so every run on this machine
     that writes there shares them. An object store replaces an object whole, so its
     locks only spare equal work: they live under Prefect's home, one folder per store.
     """
     if isinstance(storage, Path):
-        return KeyLocks(storage / ".locks")
+        return KeyLocks(storage / ".locks", stopped)
     from prefect.settings import PREFECT_HOME
 
     digest = hashlib.sha256(str(storage.basepath).encode()).hexdigest()[:20]
-    return KeyLocks(Path(PREFECT_HOME.value()) / "oloproof-locks" / digest)
+    return KeyLocks(Path(PREFECT_HOME.value()) / "oloproof-locks" / digest, stopped)
