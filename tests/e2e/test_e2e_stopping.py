@@ -213,15 +213,17 @@ def test_a_signal_stops_the_run_cleanly_and_the_next_run_resumes(tmp_path, machi
     assert [run["run_id"] for run in _complete_runs(olo, env, project)] == [report["run_id"]]
 
 
-def _open_in(pid: int, folder: Path) -> bool:
-    """Whether process ``pid`` has a file under ``folder`` open."""
+def _open_under(pid: int, folder: Path) -> set[str]:
+    """The files under ``folder`` that process ``pid`` has open."""
+    paths = set()
     for fd in os.listdir(f"/proc/{pid}/fd"):
         try:
-            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith(f"{folder}/"):
-                return True
+            path = os.readlink(f"/proc/{pid}/fd/{fd}")
         except OSError:
             continue
-    return False
+        if path.startswith(f"{folder}/"):
+            paths.add(path)
+    return paths
 
 
 def test_a_run_waiting_for_another_runs_batch_stops_on_a_signal(tmp_path, machine, olo):
@@ -240,7 +242,8 @@ def test_a_run_waiting_for_another_runs_batch_stops_on_a_signal(tmp_path, machin
             time.sleep(0.05)
         runs.append(subprocess.Popen([*_CLI, "run", str(project), "--json"], env=env, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, start_new_session=True))  # fmt: skip
-        while not _open_in(runs[1].pid, locks):
+        # One lock file open in both: the first holds it, so the second is waiting on it.
+        while not _open_under(runs[0].pid, locks) & _open_under(runs[1].pid, locks):
             assert runs[1].poll() is None, runs[1].communicate()[1][-2000:]
             assert time.monotonic() < deadline, "the second run never waited for a lock"
             time.sleep(0.05)
