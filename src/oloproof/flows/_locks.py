@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import fcntl
 import hashlib
-import logging
 import os
 import threading
 import time
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from oloproof._exceptions import RunStoppedError
+from oloproof.tasks._cached import run_logger
 
 __all__ = ["KeyLocks"]
 
@@ -224,7 +224,7 @@ class KeyLocks:
                 return False
             if not waited:
                 waited = True
-                _logger().info("Waiting for batch %s: another run or setting is computing it", key)
+                run_logger().info("Waiting for batch %s: another run or setting is computing it", key)
             time.sleep(_POLL_SECONDS)
 
     def _warn(self, reason: str) -> None:
@@ -232,19 +232,8 @@ class KeyLocks:
             if self._warned:
                 return
             self._warned = True
-        _logger().warning("Batch records in %s are not locked (%s): runs computing a batch at once may each "
+        run_logger().warning("Batch records in %s are not locked (%s): runs computing a batch at once may each "
                           "compute it", self.directory, reason)  # fmt: skip
-
-
-def _logger() -> logging.Logger | logging.LoggerAdapter[logging.Logger]:
-    """The current Prefect run's logger (its lines reach the run's logs), else Oloproof's."""
-    from prefect.exceptions import MissingContextError
-    from prefect.logging import get_run_logger
-
-    try:
-        return get_run_logger()
-    except MissingContextError:
-        return logging.getLogger("oloproof")
 
 
 def _is_current(fd: int, path: Path) -> bool:
