@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from descriptors import open_files
 
 from oloproof.store import ResultsStore
 
@@ -215,15 +216,7 @@ def test_a_signal_stops_the_run_cleanly_and_the_next_run_resumes(tmp_path, machi
 
 def _open_under(pid: int, folder: Path) -> set[str]:
     """The files under ``folder`` that process ``pid`` has open."""
-    paths = set()
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            path = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if path.startswith(f"{folder}/"):
-            paths.add(path)
-    return paths
+    return {path for path in open_files(pid) if path.startswith(f"{folder}/")}
 
 
 def test_a_run_waiting_for_another_runs_batch_stops_on_a_signal(tmp_path, machine, olo):

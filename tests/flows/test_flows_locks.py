@@ -15,9 +15,9 @@ import stat
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import pytest
+from descriptors import open_files
 
 from oloproof._exceptions import RunStoppedError
 from oloproof.flows._locks import KeyLocks
@@ -32,17 +32,6 @@ KeyLocks(Path(sys.argv[1])).acquire_lock(sys.argv[2], "child")
 print("held", flush=True)
 sys.stdin.read()
 """
-
-
-def _open_fds_on(path: Path) -> int:
-    """How many of this process's descriptors are open on ``path``."""
-    count = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            count += os.readlink(f"/proc/self/fd/{fd}") == str(path)
-        except OSError:
-            continue
-    return count
 
 
 def test_a_held_key_is_not_acquired_by_another_holder_until_released(tmp_path):
@@ -91,7 +80,7 @@ def test_a_waiter_whose_file_was_removed_by_the_last_holder_locks_the_new_one(tm
                for h in ("b", "c")]  # fmt: skip
     for waiter in waiters:
         waiter.start()
-    while _open_fds_on(locks.path_for(KEY)) < 3:  # both waiters have the old file open
+    while open_files().count(str(locks.path_for(KEY))) < 3:  # both waiters have the old file open
         threading.Event().wait(0.01)
     locks.release_lock(KEY, "a")
     while not got:
@@ -152,7 +141,7 @@ def test_a_wait_ends_with_run_stopped_once_its_run_is_stopped(tmp_path, wait):
 
     thread = threading.Thread(target=run)
     thread.start()
-    while _open_fds_on(holder.path_for(KEY)) < 2:  # the waiter has the file open: it is waiting
+    while open_files().count(str(holder.path_for(KEY))) < 2:  # the waiter has the file open: it is waiting
         threading.Event().wait(0.01)
     stop.set()
     thread.join(timeout=60)
