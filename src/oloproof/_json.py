@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from oloproof._exceptions import OloproofError, StoreError
 from oloproof._limits import MAX_DEPTH, Location, bad_text, dotted, shown, texts
 
@@ -98,15 +100,42 @@ def canonical_json(value: Any) -> str:
             neither stored nor hashed.
     """
     try:
-        return json.dumps(
-            value,
-            sort_keys=True,
-            ensure_ascii=False,
-            separators=(",", ":"),
-            default=_to_python,
-        )
+        fast = orjson.dumps(value, default=_to_python, option=_ORJSON)
+    except (TypeError, ValueError, RecursionError):
+        pass  # a value orjson refuses (a key that is not text, a huge int, a lone surrogate): json's own text
+    else:
+        if not _float_text(fast) and (b"null" not in fast or _holds_no_nan(value, fast)):
+            return fast.decode("utf-8")
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_to_python)
     except (TypeError, ValueError) as error:
         raise StoreError(f"value is not JSON-serialisable: {error}") from error
+
+
+# orjson's text is json.dumps's (sorted keys, compact, UTF-8 as it is) but for a float of
+# magnitude below 1e-4, which orjson writes as 0.0000… or 1e-7 where json writes 1e-05 or
+# 1e-07, and NaN and infinities, which orjson writes as null where json writes NaN and
+# Infinity. Text holding such a float (or text that looks like one) is written by json.
+_FLOAT_TEXT = re.compile(rb"0\.0000[0-9]|[0-9]e-[0-9](?![0-9])")
+
+
+def _float_text(fast: bytes) -> bool:
+    # Two substring searches first: the expression alone costs more than orjson's encoding.
+    return (b"0.0000" in fast or b"e-" in fast) and _FLOAT_TEXT.search(fast) is not None
+
+
+def _holds_no_nan(value: Any, fast: bytes) -> bool:
+    # A null in orjson's text is None, or NaN or an infinity: read back, only None
+    # equals the value it came from (NaN equals nothing, inf is no None). A value that
+    # compares otherwise (a tuple, an array) is written by json.
+    try:
+        return bool(orjson.loads(fast) == value)
+    except (TypeError, ValueError):
+        return False
+
+
+_ORJSON = orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+"""Sorted keys; dataclasses and dates go to ``default`` (which refuses them), as with json."""
 
 
 def _to_python(value: Any) -> Any:

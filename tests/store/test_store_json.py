@@ -8,6 +8,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import oloproof.stages._identity
 import oloproof.store
@@ -68,3 +70,31 @@ def test_a_circular_value_raises():
     loop.append(loop)
     with pytest.raises(StoreError, match="not JSON-serialisable"):
         canonical_json(loop)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.floats() | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.text() | st.sampled_from(["null", "1e-5", "0.00001", "x0.0000y", "NaN"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_JSON)
+def test_any_json_value_serialises_as_json_dumps_does(value):
+    # Floats of every magnitude (those below 1e-4 included), NaN and infinities, integers
+    # past 64 bits, lone surrogates and text that looks like numbers or null: the fast
+    # encoder's text is the text of every existing cache key, or json's own is used.
+    before = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert canonical_json(value) == before
+
+
+@pytest.mark.parametrize("value", [1e-05, 1.2345e-07, 6.3e-300, -2.5e-05, float("nan"), float("-inf"), 2**64, "\ud800"])
+def test_values_the_fast_encoder_writes_otherwise_are_written_as_before(value):
+    before = json.dumps([value], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert canonical_json([value]) == before
+
+
+def test_a_key_that_is_not_text_is_written_as_before():
+    assert canonical_json({2: "b", 1: "a"}) == '{"1":"a","2":"b"}'
