@@ -8,6 +8,7 @@ that a reader can decode JSON columns without being told the schema.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import functools
 import json
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import duckdb
+import orjson
 
 from oloproof._exceptions import StoreError
 from oloproof._json import canonical_json
@@ -147,7 +149,7 @@ def _name_set(schema: TableSchema) -> frozenset[str]:
     return frozenset(schema.names)
 
 
-def _encode_row(row: Any, schema: TableSchema, index: int) -> str:
+def _encode_row(row: Any, schema: TableSchema, index: int) -> bytes:
     if not isinstance(row, Mapping):
         raise StoreError(
             f"row {index} is a {type(row).__name__}, expected a mapping", field=schema.name
@@ -160,6 +162,7 @@ def _encode_row(row: Any, schema: TableSchema, index: int) -> str:
             field=schema.name,
         )
     out: StoredObject = {}
+    finite = True
     for column, kind in schema.columns:
         value = row.get(column)
         if value is None or (type(value) in _PLAIN and kind != "JSON"):
@@ -167,9 +170,17 @@ def _encode_row(row: Any, schema: TableSchema, index: int) -> str:
         elif kind == "JSON":
             out[column] = canonical_json(value)
         else:
-            out[column] = _scalar(value, schema, column, index)
+            out[column] = value = _scalar(value, schema, column, index)
+        if type(value) is float and not math.isfinite(value):
+            finite = False
+    if finite:
+        # The line is read back by DuckDB, never kept: orjson's text of a float may differ
+        # from json's (1e-05 and 0.00001) but not its value. NaN and infinities, which orjson
+        # writes as null, are written by json, as are integers past 64 bits.
+        with contextlib.suppress(TypeError, ValueError):
+            return orjson.dumps(out)
     try:
-        return json.dumps(out, ensure_ascii=False, allow_nan=True)
+        return json.dumps(out, ensure_ascii=False, allow_nan=True).encode("utf-8")
     except (TypeError, ValueError) as error:
         raise StoreError(f"row {index} cannot be encoded: {error}", field=schema.name) from error
 
@@ -246,7 +257,7 @@ def _ndjson_blocks(rows: Iterable[Mapping[str, Any]], schema: TableSchema) -> It
     block: list[bytes] = []
     size = 0
     for index, row in enumerate(rows):
-        line = _encode_row(row, schema, index).encode("utf-8") + b"\n"
+        line = _encode_row(row, schema, index) + b"\n"
         block.append(line)
         size += len(line)
         if size >= _BLOCK_BYTES:
