@@ -26,6 +26,7 @@ from typing_extensions import TypedDict
 from oloproof._ids import new_run_id
 from oloproof.config import parse_overrides
 from oloproof.flows._batches import quoted, run_batches
+from oloproof.flows._collector import collecting_less
 from oloproof.flows._events import delivering_events
 from oloproof.flows._orphans import crash_orphaned_runs, project_tag, where_running
 from oloproof.flows._publish import publish_run_pages
@@ -161,6 +162,11 @@ def run_stages(env: RunEnvironment) -> RunReport:
         The run manifest with its ``metrics``; per-case records are in the store.
     """
     started = datetime.now(UTC)
+    with collecting_less():
+        return _run_stages(env, started)
+
+
+def _run_stages(env: RunEnvironment, started: datetime) -> RunReport:
     try:
         _label_flow_run(run_tags(env), str(env.project.directory))
         get_run_logger().info("Run %s: %d cases of %s %s (config %s); stages: %s", env.run_id, len(env.cases),
