@@ -15,6 +15,7 @@ import queue
 from typing import Any
 
 from prefect import Task
+from prefect.cache_policies import NO_CACHE
 from prefect.context import FlowRunContext
 from prefect.futures import PrefectFuture
 from prefect.task_runners import ThreadPoolTaskRunner
@@ -55,13 +56,21 @@ def _stage_tasks(env: RunEnvironment) -> StageTasks:
     a task waiting for a batch's lock stops with the run."""
     storage = prefect_result_storage(env.store, env.project.config.storage_options)
     locks = prefect_batch_locks(storage, stopped=lambda: env.executor.closed)
-    return {
+    tasks = {
         task.name: task.with_options(
             result_storage=storage,
             cache_policy=task.cache_policy.configure(lock_manager=locks, isolation_level="SERIALIZABLE"),
         )
         for task in (retrieve_passages, assemble_contexts, generate_outputs, judge_cases)
     }
+    if not any(e.is_llm_judge or e.is_async for e in env.evaluators):
+        # Judges that call nothing judge a batch again from their per-judgment records
+        # for less than reading the batch's record back would cost (one JSON row a
+        # case and criterion): the batch's result is kept in memory for its encoding,
+        # never recorded. Its rows, their keys and hits are those of a recorded batch.
+        tasks["judge"] = judge_cases.with_options(cache_policy=NO_CACHE, persist_result=False,
+                                                  cache_result_in_memory=True)  # fmt: skip
+    return tasks
 
 
 def run_batches(env: RunEnvironment) -> list[BatchPart]:
