@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -61,14 +60,25 @@ def case_passes(judgments: Sequence[StoredJudgment], criterion: str, threshold: 
     independent draws of the system, so they decide the repeat, not the count.
     Rows of runs made before repeats are each a case's one repeat.
     """
-    votes: dict[str, dict[int, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    # Votes of each (case, repeat): [passed, observed]. Flat, not nested by case: a run
+    # of 100,000 cases reads 100,000 rows a criterion, and their tallies are most of it.
+    votes: dict[tuple[str, int], list[int]] = {}
     for row in judgments:
         if row["criterion"] == criterion and row["status"] == "observed":
-            votes[row["case_id"]][row.get("repeat") or 0].append(bool(_passes(row, threshold)))
-    return {
-        case_id: Passes(passed=sum(1 for v in repeats.values() if 2 * sum(v) > len(v)), repeats=len(repeats))
-        for case_id, repeats in votes.items()
-    }
+            key = (row["case_id"], row.get("repeat") or 0)
+            tally = votes.get(key)
+            if tally is None:
+                votes[key] = tally = [0, 0]
+            tally[0] += bool(_passes(row, threshold))
+            tally[1] += 1
+    repeats: dict[str, list[int]] = {}  # [repeats passed, repeats], cases in order of first row
+    for (case_id, _), (passed, observed) in votes.items():
+        count = repeats.get(case_id)
+        if count is None:
+            repeats[case_id] = count = [0, 0]
+        count[0] += 2 * passed > observed
+        count[1] += 1
+    return {case_id: Passes(passed=passed, repeats=n) for case_id, (passed, n) in repeats.items()}
 
 
 def passed_cases(judgments: Sequence[StoredJudgment], criterion: str, threshold: float | None) -> dict[str, bool]:

@@ -161,16 +161,14 @@ class JudgmentBrief(NamedTuple):
     @classmethod
     def of(cls, row: JudgmentRow) -> JudgmentBrief:
         """The brief of a row (repeated labels are interned, so rows share them)."""
-
-        def shared(text: str | None) -> str | None:
-            return None if text is None else sys.intern(text)
-
         error = row.detail.get("error") if row.outcome == "error" else None
         return cls(
-            case_id=row.case_id, criterion=sys.intern(row.criterion), status=sys.intern(row.status),
-            outcome=sys.intern(row.outcome), value=row.value, hit=row.hit, keyed=row.judgment_key is not None,
-            provider=shared(row.provider), provider_type=shared(row.provider_type), model=shared(row.model),
-            retries=row.retries, input_tokens=row.input_tokens, output_tokens=row.output_tokens,
-            cost_usd=row.cost_usd, error=shared(error) if isinstance(error, str) else None,
-            requests=row.requests, repeat=row.repeat, judge_repeat=row.judge_repeat,
-        )  # fmt: skip
+            row.case_id, sys.intern(row.criterion), sys.intern(row.status), sys.intern(row.outcome), row.value,
+            row.hit, row.judgment_key is not None, _shared(row.provider), _shared(row.provider_type),
+            _shared(row.model), row.retries, row.input_tokens, row.output_tokens, row.cost_usd,
+            sys.intern(error) if isinstance(error, str) else None, row.requests, row.repeat, row.judge_repeat,
+        )  # positional, in field order: a run makes one per judgment row
+
+
+def _shared(text: str | None) -> str | None:
+    return None if text is None else sys.intern(text)

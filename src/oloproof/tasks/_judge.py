@@ -36,6 +36,9 @@ __all__ = ["CALL_FIELDS", "case_view", "judge_cases", "settle_judgments"]
 
 _SEP = "\x1f"
 
+_FLAT = frozenset({str, int, float, bool, type(None)})
+"""The types of a detail's values that need no copy of their own."""
+
 CALL_FIELDS = (
     "provider", "provider_type", "model", "prompt_hash", "input_tokens", "output_tokens",
     "latency_ms", "retries", "finish_reason", "cost_usd", "raw_reply",
@@ -222,13 +225,20 @@ def _verdict_record(evaluator: Evaluator, tally: _Tally, key: str, value: Any) -
         raise SystemContractError(
             f"evaluator {evaluator.type_name} returned an observed Verdict without a score", field="judge"
         )
-    fields = asdict(value)
-    call = fields.get("call")
-    if isinstance(call, dict) and "requests" in call:
+    # The verdict's fields as asdict copies them (the call's accounting loses its request
+    # count below), without asdict's walk where the detail is flat, as most are.
+    detail = value.detail
+    flat = isinstance(detail, dict) and all(type(item) in _FLAT for item in detail.values())
+    detail = dict(detail) if flat else asdict(value)["detail"]
+    call = dict(value.call) if value.call is not None else None
+    if call is not None and "requests" in call:
         sent = call.pop("requests")
         if isinstance(sent, int):
             tally.requests.setdefault(key, sent)
-    record = JudgeRecord.model_validate(fields)
+    record = JudgeRecord.model_validate({
+        "status": value.status, "score": value.score, "passed": value.passed, "reason": value.reason,
+        "detail": detail, "call": call, "scores": value.scores,
+    })  # fmt: skip
     if value.status == "error":  # recorded for this run, judged again by the next
         raise CaseFailure(value.reason or "judge error", record=record)
     return record
