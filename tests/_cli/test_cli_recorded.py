@@ -159,3 +159,31 @@ def test_two_recorded_logs_compare_by_row_id_and_diagnose_refuses(run_cli, tmp_p
                              "--criterion", "document_retrieval.ndcg@3")  # fmt: skip
     assert code == 2
     assert "recorded data" in err and "nothing to re-execute" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_kernel_judged_rerun_replays_every_judgment_without_a_prefect_batch_record(run_cli, tmp_path, monkeypatch):
+    # document_retrieval calls nothing: its batches are judged again from the per-judgment
+    # records (every row a hit, the same values), and Prefect records no batch of them.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "criteria.json").write_text(json.dumps(DOCUMENT_CRITERIA), encoding="utf-8")
+    shown = [[{"document_id": str(i + 1), "relevance_score": 9.0}] for i in range(5)]  # five distinct judgments
+    _write(tmp_path / "rows.jsonl", [{**DOCUMENT_ROW, "id": f"q{i}", "retrieved_documents": s} for i, s in enumerate(shown)])
+    runs = []
+    for _ in range(2):
+        code, out, err = run_cli("run", "--criteria", "criteria.json", "--dataset", "rows.jsonl", "--results", "store",
+                                 "--json")  # fmt: skip
+        assert code == 0, err
+        runs.append(json.loads(out)["run_id"])
+    import duckdb
+
+    def judged(run_id: str) -> list[tuple]:
+        path = tmp_path / "store" / "runs" / run_id / "judgments.parquet"
+        return duckdb.sql(f"SELECT case_id, criterion, value, judgment_key, hit FROM '{path}' "
+                          "ORDER BY case_id, criterion").fetchall()  # fmt: skip
+
+    cold, warm = judged(runs[0]), judged(runs[1])
+    assert len(cold) == 5 * 9 and not any(row[4] for row in cold)
+    assert all(row[4] for row in warm)
+    assert [row[:4] for row in warm] == [row[:4] for row in cold]
+    prefect = tmp_path / "store" / "prefect"
+    assert not list(prefect.glob("oloproof-judge-*")) if prefect.exists() else True
