@@ -345,14 +345,17 @@ def decode_parquet(local_path: str, columns: Sequence[str] | None = None) -> lis
         if bytes(key).decode("utf-8", "replace") == _META_JSON:
             text = bytes(value).decode("utf-8", "replace")
             json_columns = {name for name in text.split(",") if name}
-    rows = []
-    for record in records:
-        row = dict(zip(names, record, strict=True))
-        for name in json_columns.intersection(row):
+    rows = [dict(zip(names, record, strict=True)) for record in records]
+    for name in json_columns.intersection(names):
+        for row in rows:
             if row[name] is not None:
-                try:
-                    row[name] = json.loads(row[name])
-                except ValueError as error:
-                    raise StoreError(f"column holds invalid JSON: {error}", field=name) from error
-        rows.append(row)
+                row[name] = _json_value(row[name], name)
     return rows
+
+
+def _json_value(text: str, column: str) -> Any:
+    # json, not orjson: orjson reads an integer past 64 bits as a float.
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise StoreError(f"column holds invalid JSON: {error}", field=column) from error
