@@ -345,8 +345,14 @@ def _machine() -> dict[str, Any]:
             memory = int(handle.readline().split()[1]) // 1024
     except OSError:
         pass
+    model = None
+    try:  # which processor: the same code's ratios differ between machines of one kind
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            model = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), None)
+    except OSError:
+        pass
     return {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-            "processor": platform.processor() or platform.machine(), "memory_mb": memory}  # fmt: skip
+            "processor": model or platform.processor() or platform.machine(), "memory_mb": memory}  # fmt: skip
 
 
 def _commit() -> str:

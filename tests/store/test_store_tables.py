@@ -127,3 +127,14 @@ def test_a_bad_row_or_a_damaged_chunk_is_an_error_naming_the_table(tables):
         tables.write_table_chunks("x/t.parquet", [encode_chunk(_rows(0, 1), SCHEMA), b"not a chunk"], SCHEMA)
     assert raised.value.path.endswith("x/t.parquet")
     assert not tables.objects.exists("x/t.parquet")
+
+
+def test_a_row_larger_than_the_readers_usual_buffer_is_written_whole(tmp_path):
+    from oloproof.store._tables import _USUAL_OBJECT_SIZE
+
+    schema = TableSchema("big", (("key", "VARCHAR"), ("text", "VARCHAR")))
+    text = "x" * (3 * _USUAL_OBJECT_SIZE)
+    rows = [{"key": "a", "text": "small"}, {"key": "b", "text": text}, {"key": "c", "text": "small"}]
+    path = tmp_path / "t.parquet"
+    path.write_bytes(encode_parquet(rows, schema))
+    assert decode_parquet(str(path)) == rows

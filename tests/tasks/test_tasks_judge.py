@@ -11,7 +11,7 @@ from judged_projects import answered, environment, judged_project, relevance_row
 from providers_wire import GOOD, Script, chat, chat_json, serve
 
 from oloproof.evaluators import Verdict
-from oloproof.records import JudgmentBrief
+from oloproof.records import JudgmentBrief, JudgmentRow
 from oloproof.stages._batch import Batch
 from oloproof.tasks._cached import CaseFailure
 from oloproof.tasks._flights import Flights, Shared
@@ -266,3 +266,33 @@ def test_judge_repeats_call_the_judge_again_and_each_row_names_its_repeats(proje
     assert len({row.judgment_key for row in rows}) == 9  # each call cached on its own
     correct = [row for rows_ in judged.values() for row in rows_ if row.criterion == "answer_correct"]
     assert sorted((row.repeat, row.judge_repeat) for row in correct) == [(1, 0)] * 3
+
+
+def test_every_row_a_batch_makes_is_what_validating_it_makes(project):
+    # Rows are built from values validated where they were made: each must equal
+    # the row validation makes of the same columns, value types included.
+    folder, _script = project
+    env = environment(folder)
+    try:
+        results = answered(env)
+        failed = next(iter(results))
+        results[failed] = replace(results[failed], status="missing", error_stage="generate", error="boom")
+        judged = judge_cases.fn(env, Batch(0, tuple(results)), results)
+    finally:
+        env.close()
+    rows = [row for rows_ in judged.values() for row in rows_]
+    assert {row.status for row in rows} == {"observed", "missing"}
+    for row in rows:
+        validated = JudgmentRow.model_validate(row.model_dump())
+        assert row == validated
+        assert {k: type(v) for k, v in dict(row).items()} == {k: type(v) for k, v in dict(validated).items()}
+
+
+def test_a_misspelt_column_of_a_judgment_row_is_an_error():
+    from types import SimpleNamespace
+
+    from oloproof.tasks._judge import _row
+
+    evaluator = SimpleNamespace(type_name="fake", spec_hash="0" * 16)
+    with pytest.raises(TypeError, match="valeu"):
+        _row(SimpleNamespace(run_id="r"), evaluator, "q1", "c", status="observed", outcome="completed", valeu=1.0)

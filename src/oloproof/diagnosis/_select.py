@@ -78,7 +78,15 @@ def case_passes(judgments: Sequence[StoredJudgment], criterion: str, threshold: 
             repeats[case_id] = count = [0, 0]
         count[0] += 2 * passed > observed
         count[1] += 1
-    return {case_id: Passes(passed=passed, repeats=n) for case_id, (passed, n) in repeats.items()}
+    # Cases share their tally's one (frozen) instance: a run of 100,000 cases has a few.
+    made: dict[tuple[int, int], Passes] = {}
+    out: dict[str, Passes] = {}
+    for case_id, (passed, n) in repeats.items():
+        shared = made.get((passed, n))
+        if shared is None:
+            shared = made[passed, n] = Passes(passed=passed, repeats=n)
+        out[case_id] = shared
+    return out
 
 
 def passed_cases(judgments: Sequence[StoredJudgment], criterion: str, threshold: float | None) -> dict[str, bool]:

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from pydantic import Field, JsonValue, ValidationInfo, field_validator, model_validator
 from typing_extensions import TypedDict
@@ -366,6 +366,13 @@ class DocumentRetrieval(Evaluator[DocumentRetrievalFields]):
         return f"{self.criterion}.{metric}"
 
     def outputs(self) -> tuple[Output, ...]:
+        # Made once: its options are frozen, and judging asks for them once a row.
+        made = self.__dict__.get("_outputs")
+        if made is None:
+            made = self.__dict__["_outputs"] = self._make_outputs()
+        return cast("tuple[Output, ...]", made)
+
+    def _make_outputs(self) -> tuple[Output, ...]:
         k, high = self.options.k, self.options.ground_truth_label_max
         thresholds = {**document_retrieval_thresholds(k), **self.options.thresholds}
         # Holes score 0, so the relevance outputs start at 0 whatever the minimum.

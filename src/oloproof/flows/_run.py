@@ -176,6 +176,7 @@ def _run_stages(env: RunEnvironment, started: datetime) -> RunReport:
         summary = summarize_run.submit(quoted(env), quoted(parts)).result()
         manifest = _manifest(env, summary, started)
         write_run.submit(quoted(env), manifest, quoted(parts), quoted(summary.metrics)).result()
+        del parts  # its chunks and briefs are written: let them go before the report page is built
         publish_report.submit(manifest, quoted(summary.metrics), env.store_arguments).result()
         publish_run_pages(env.store, manifest, summary.metrics)
         _log_report(manifest, summary.metrics)

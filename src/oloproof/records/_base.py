@@ -57,6 +57,29 @@ class Record(BaseModel):
         fields.update(values)
         return cls.model_validate(fields)
 
+    @classmethod
+    def trusted(cls, values: Mapping[str, object]) -> Self:
+        """A record of values validated where they were made, built without validating
+        them again (what ``model_construct`` does, less its walk over every field's
+        aliases: a run builds one judgment row per case and output).
+
+        Fields ``values`` lacks take their defaults; the fields are in declaration order.
+
+        Raises:
+            TypeError: A name is not a field, or a required field is missing.
+        """
+        names, required, defaults = _shape(cls)
+        if not names.issuperset(values) or not required.issubset(values):
+            unknown, missing = sorted(set(values) - names), sorted(required - set(values))
+            raise TypeError(f"{cls.__name__}: not fields {unknown}, missing fields {missing}")
+        record = cls.__new__(cls)
+        fields = {**defaults, **values}
+        object.__setattr__(record, "__dict__", fields)
+        object.__setattr__(record, "__pydantic_fields_set__", set(values))
+        object.__setattr__(record, "__pydantic_extra__", None)
+        object.__setattr__(record, "__pydantic_private__", None)
+        return record
+
     def as_mapping(self) -> Mapping[str, Any]:
         """The record's fields as a read-only mapping, values as they are.
 
@@ -72,3 +95,15 @@ class Record(BaseModel):
 @cache
 def _field_names(record: type[Record]) -> tuple[str, ...]:
     return tuple(record.model_fields)
+
+
+@cache
+def _shape(record: type[Record]) -> tuple[frozenset[str], frozenset[str], dict[str, object]]:
+    """A record's field names, its required ones, and every field in order with its
+    default (a required field's placeholder is overwritten by `Record.trusted`)."""
+    fields = record.model_fields
+    if any(field.default_factory is not None for field in fields.values()):
+        raise TypeError(f"{record.__name__} has a default factory: build it with model_validate")
+    required = frozenset(name for name, field in fields.items() if field.is_required())
+    defaults = {name: None if field.is_required() else field.default for name, field in fields.items()}
+    return frozenset(fields), required, defaults

@@ -13,7 +13,7 @@ from oloproof.report._facts import (
 from oloproof.report._funnel import Funnel, FunnelStep, failure_funnel, render_funnel
 from oloproof.report._html import pack_cases, read_report_cases, render_html
 from oloproof.report._judge_errors import ProviderErrors, judge_error_lines, provider_errors
-from oloproof.report._page import JudgeStatus, ReportPage, TrendRow, case_views
+from oloproof.report._page import JudgeStatus, ReportPage, TrendRow, case_views, question_text
 from oloproof.report._render import (
     basis_text,
     cache_lines,
@@ -50,6 +50,7 @@ __all__ = [
     "missing_text",
     "pack_cases",
     "provider_errors",
+    "question_text",
     "read_report_cases",
     "relevant_ids",
     "render_funnel",

@@ -25,7 +25,7 @@ from oloproof.records import (
 from oloproof.report._facts import first_repeats, slice_values
 from oloproof.report._funnel import Funnel
 
-__all__ = ["JudgeStatus", "ReportPage", "TrendRow", "case_views"]
+__all__ = ["JudgeStatus", "ReportPage", "TrendRow", "case_views", "question_text"]
 
 
 @dataclass(frozen=True)
@@ -109,10 +109,13 @@ class ReportPage:
     """The criterion of ``trend``."""
     slices: Sequence[str] = field(default_factory=list)
     """The slices the run's metrics are broken down by."""
+    questions: Mapping[str, str] | None = None
+    """Each case's input as the page shows it (`question_text`), by case id, made as the
+    ``cases`` rows were read (they then hold no ``input``); ``None``: shown from ``cases``."""
 
 
-def _text(value: JsonValue) -> str:
-    """A case's input or output as text: a string as it is, anything else as JSON."""
+def question_text(value: JsonValue) -> str:
+    """A case's input or output as the page shows it: a string as it is, anything else as JSON."""
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and len(value) == 1 and isinstance(next(iter(value.values())), str):
@@ -151,8 +154,8 @@ def case_views(page: ReportPage) -> dict[str, Any]:
             "id": case_id,
             "status": case.get("status"),
             "error": case.get("error"),
-            "question": _text(case.get("input")),
-            "answer": None if case.get("output") is None else _text(case.get("output")),
+            "question": page.questions[case_id] if page.questions is not None else question_text(case.get("input")),
+            "answer": None if case.get("output") is None else question_text(case.get("output")),
             "label": labels.get(case_id),
             "slices": {name: values[case_id] for name, values in slices.items() if case_id in values},
             "candidates": [

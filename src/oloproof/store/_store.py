@@ -14,7 +14,7 @@ through the facade, whose methods are the parts' own.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import duckdb
@@ -168,9 +168,11 @@ class ResultsStore:
         """Write encoded chunks as one Parquet table; see :meth:`TableStore.write_table_chunks`."""
         self.tables.write_table_chunks(relpath, chunks, schema)
 
-    def read_table(self, relpath: str, columns: Sequence[str] | None = None) -> list[StoredObject]:
-        """Read a Parquet table (``columns``: only those); see :meth:`TableStore.read_table`."""
-        return self.tables.read_table(relpath, columns)
+    def read_table(self, relpath: str, columns: Sequence[str] | None = None,
+                   as_text: Collection[str] = ()) -> list[StoredObject]:  # fmt: skip
+        """Read a Parquet table (``columns``: only those; ``as_text``: JSON columns left as
+        text); see :meth:`TableStore.read_table`."""
+        return self.tables.read_table(relpath, columns, as_text)
 
     # -- queries: see Queries ---------------------------------------------
 

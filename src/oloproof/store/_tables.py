@@ -16,7 +16,7 @@ import math
 import os
 import tempfile
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -37,6 +37,7 @@ __all__ = ["TableStore", "decode_parquet", "encode_chunk", "encode_parquet", "pa
 _META_TABLE = "oloproof.table"
 _META_JSON = "oloproof.json_columns"
 _MAX_OBJECT_SIZE = 1 << 30
+_USUAL_OBJECT_SIZE = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -77,13 +78,15 @@ class TableStore:
             data = parquet_from_chunks(chunks, schema)
         self.objects.write_bytes(relpath, data)
 
-    def read_table(self, relpath: str, columns: Sequence[str] | None = None) -> list[StoredObject]:
+    def read_table(self, relpath: str, columns: Sequence[str] | None = None,
+                   as_text: Collection[str] = ()) -> list[StoredObject]:  # fmt: skip
         """Read a Parquet table written by :meth:`write_table`.
 
         Args:
             relpath: The table's path in the store.
             columns: Only these columns (those the file has; a table written before
                 a column existed has rows without it); ``None``: every column.
+            as_text: JSON columns left as their JSON text.
 
         Returns:
             One dict per row; JSON columns are decoded into Python values.
@@ -99,14 +102,14 @@ class TableStore:
                 if not os.path.isfile(full):
                     missing = FileNotFoundError(full)
                     raise translate(missing, url=where.url_for(relpath), action="read")
-                return decode_parquet(full, columns)
+                return decode_parquet(full, columns, as_text)
             # The codec reads a local file: copy the object down first.
             data = self.objects.read_bytes(relpath)
             with tempfile.TemporaryDirectory(prefix="oloproof-read-") as tmp:
                 local = os.path.join(tmp, "table.parquet")
                 with open(local, "wb") as handle:
                     handle.write(data)
-                return decode_parquet(local, columns)
+                return decode_parquet(local, columns, as_text)
 
     @contextmanager
     def _naming(self, relpath: str) -> Iterator[None]:
@@ -285,30 +288,39 @@ def _to_parquet(write: Callable[[BinaryIO], None], schema: TableSchema) -> bytes
         target = os.path.join(tmp, "table.parquet")
         with open(source, "wb") as handle:
             write(handle)
-        sql = (
-            f"COPY (SELECT {select} FROM read_json({sql_string(source)}, "
-            f"format='newline_delimited', columns={{{columns}}}, "
-            f"maximum_object_size={_MAX_OBJECT_SIZE})) "
-            f"TO {sql_string(target)} (FORMAT parquet, KV_METADATA {metadata})"
-        )
+        def copy(object_size: int) -> None:
+            con.execute(
+                f"COPY (SELECT {select} FROM read_json({sql_string(source)}, "
+                f"format='newline_delimited', columns={{{columns}}}, maximum_object_size={object_size})) "
+                f"TO {sql_string(target)} (FORMAT parquet, KV_METADATA {metadata})"
+            )
+
         con = new_connection()
         try:
             # One thread writes the same file in about half the time and memory of
             # many: reading newline-delimited JSON in parallel buffers every thread's
             # share of the rows before the writer, in order, takes them.
             con.execute("SET threads = 1")
-            con.execute(sql)
+            try:
+                # The reader's buffer grows to its largest object: sized for rows as
+                # they usually are, and made larger only for a table that needs it.
+                copy(_USUAL_OBJECT_SIZE)
+            except duckdb.InvalidInputException as error:
+                if "maximum_object_size" not in str(error):
+                    raise
+                copy(_MAX_OBJECT_SIZE)
         except duckdb.Error as error:
             raise StoreError(
                 f"cannot write table {schema.name!r}: {one_line(error)}", field=schema.name
             ) from error
         finally:
             con.close()
-        with open(target, "rb") as handle:
-            return handle.read()
+        with open(target, "rb") as parquet:
+            return parquet.read()
 
 
-def decode_parquet(local_path: str, columns: Sequence[str] | None = None) -> list[StoredObject]:
+def decode_parquet(local_path: str, columns: Sequence[str] | None = None,
+                   as_text: Collection[str] = ()) -> list[StoredObject]:  # fmt: skip
     """Read a local Parquet file written by :func:`encode_parquet` into rows.
 
     JSON columns recorded in the file's metadata are decoded into Python values.
@@ -316,6 +328,8 @@ def decode_parquet(local_path: str, columns: Sequence[str] | None = None) -> lis
     Args:
         local_path: The file's path on the local disk.
         columns: Only these columns, of those the file has; ``None``: every column.
+        as_text: JSON columns left as their JSON text (a reader decoding one row at a
+            time holds the text, a tenth of the decoded value's memory).
 
     Returns:
         One dict per row, keys in column order.
@@ -350,7 +364,7 @@ def decode_parquet(local_path: str, columns: Sequence[str] | None = None) -> lis
             text = bytes(value).decode("utf-8", "replace")
             json_columns = {name for name in text.split(",") if name}
     rows = [dict(zip(names, record, strict=True)) for record in records]
-    for name in json_columns.intersection(names):
+    for name in json_columns.intersection(names).difference(as_text):
         for row in rows:
             if row[name] is not None:
                 row[name] = _json_value(row[name], name)

@@ -39,6 +39,9 @@ _SEP = "\x1f"
 _FLAT = frozenset({str, int, float, bool, type(None)})
 """The types of a detail's values that need no copy of their own."""
 
+_FLOATS = ("score", "value", "threshold", "latency_ms", "cost_usd")
+"""The row's float columns."""
+
 CALL_FIELDS = (
     "provider", "provider_type", "model", "prompt_hash", "input_tokens", "output_tokens",
     "latency_ms", "retries", "finish_reason", "cost_usd", "raw_reply",
@@ -262,7 +265,18 @@ def _row(env: RunEnvironment, evaluator: Evaluator, case_id: str, criterion: str
         "hit": False,
     }
     row.update(values)
-    return JudgmentRow.model_validate(row)
+    # Every value here was validated where it was made (the evaluator's spec, the
+    # judge record, the output's verdict); a run makes one row per case and output,
+    # and validating each again was the largest share of judging recorded rows.
+    # Numbers are made plain: a kernel's score may be a numpy scalar.
+    for name in _FLOATS:
+        number = row.get(name)
+        if number is not None and type(number) is not float:
+            row[name] = float(cast("float", number))
+    passed = row.get("passed")
+    if passed is not None and type(passed) is not bool:
+        row["passed"] = bool(passed)
+    return JudgmentRow.trusted(row)
 
 
 def _call_fields(verdict: JudgeRecord | None) -> dict[str, JsonValue]:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from typing import Any, cast
 
 from oloproof._exceptions import NotFoundError, UsageError
 from oloproof.records import ComparisonRecord, DiagnosisRecord, StoredCase, StoredJudgment, StoredRetrieval
-from oloproof.report import JudgeStatus, ReportPage, TrendRow, failure_funnel, render_html
+from oloproof.report import JudgeStatus, ReportPage, TrendRow, failure_funnel, question_text, render_html
 from oloproof.store import ResultsStore, diagnosis_manifest, run_manifest, run_table
 from oloproof.tasks._compare import find_comparison
 
@@ -80,6 +81,19 @@ def _pass_fail(judgments: list[StoredJudgment]) -> list[str]:
     return [criterion for criterion, pass_fail in seen.items() if pass_fail]
 
 
+def _cases(store: ResultsStore, run_id: str) -> tuple[list[StoredCase], dict[str, str]]:
+    """The run's ``cases`` rows less their ``input``, and each case's input as the page
+    shows it: decoded a row at a time, so a run of recorded rows (each row its case's
+    whole input) never holds every row's decoded value at once."""
+    rows = store.read_table(run_table(run_id, "cases"), as_text=("input",))
+    questions: dict[str, str] = {}
+    for row in rows:
+        text = row.pop("input", None)
+        if row["case_id"] not in questions:  # a case's repeats share its input
+            questions[row["case_id"]] = question_text(None if text is None else json.loads(text))
+    return cast("list[StoredCase]", rows), questions
+
+
 def build_report_page(store: ResultsStore, run_id: str, *, diagnosis_id: str | None = None,
                       comparison_id: str | None = None, trend: list[TrendRow] | None = None,
                       trend_criterion: str | None = None) -> ReportPage:  # fmt: skip
@@ -92,7 +106,7 @@ def build_report_page(store: ResultsStore, run_id: str, *, diagnosis_id: str | N
     report = _read_run(store, run_id)
     diagnosis = _diagnosis(store, run_id, diagnosis_id)
     comparison = _comparison(store, run_id, comparison_id)
-    cases = cast("list[StoredCase]", store.read_table(run_table(run_id, "cases")))
+    cases, questions = _cases(store, run_id)
     judgments = cast("list[StoredJudgment]", store.read_table(run_table(run_id, "judgments"), PAGE_JUDGMENT_COLUMNS))
     retrievals = cast("list[StoredRetrieval]", store.read_table(run_table(run_id, "retrievals")))
     system = report.get("system") or {}
@@ -117,7 +131,8 @@ def build_report_page(store: ResultsStore, run_id: str, *, diagnosis_id: str | N
         for criterion in criteria]  # fmt: skip
     return ReportPage(report=report, cases=cases, judgments=judgments, retrievals=retrievals, funnels=funnels,
                       diagnosis=diagnosis, comparison=comparison, judges=_judge_statuses(store, report),
-                      trend=trend or (), trend_criterion=trend_criterion, slices=list(report.get("slices") or []))
+                      trend=trend or (), trend_criterion=trend_criterion, slices=list(report.get("slices") or []),
+                      questions=questions)
 
 
 def report_html(store: ResultsStore, run_id: str, **options: Any) -> str:
