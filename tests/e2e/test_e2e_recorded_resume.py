@@ -8,7 +8,7 @@ run made durable (its cache counts say so) and writes the same tables, row for r
 as the uninterrupted run.
 
 What a kill can lose is the judgments of the batches in flight since their records'
-last flush; they are judged again. The row count is ``OLOPROOF_RESUME_ROWS`` (4,000 by
+last flush; they are judged again. The row count is ``OLOPROOF_RESUME_ROWS`` (2,000 by
 default; ``benchmarks/recorded_resume.py`` runs 100,000). With
 ``OLOPROOF_RESUME_REPORT`` set, each store's figures are appended to that file as a
 JSON line.
@@ -34,7 +34,7 @@ from oloproof.store import CASES, JUDGMENTS, METRICS, RETRIEVALS, ResultsStore
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
 CLI = [sys.executable, "-m", "oloproof._cli.main"]
-ROWS = int(os.environ.get("OLOPROOF_RESUME_ROWS", "4000"))
+ROWS = int(os.environ.get("OLOPROOF_RESUME_ROWS", "2000"))
 TIMEOUT = 240 + ROWS / 200
 """Seconds one run may take: generous, for a loaded machine (about a second per 1,000 rows idle)."""
 CRITERIA = [{
